@@ -1,0 +1,97 @@
+/**
+ * The contract between the pod the controller renders for a stdio MCPServer and the programs
+ * that run in it (init container, supervisor, bridge sidecar). One definition, used by
+ * `src/controller/render*` to build the pod and by `src/bridge` to parse what it is given, so
+ * the two cannot drift apart. See docs/adr/0002-stdio-bridge-sidecar.md.
+ */
+
+/** Name of the pod-local emptyDir shared by the init container, the server and the bridge. */
+export const BRIDGE_VOLUME_NAME = 'mcp-bridge';
+
+/** Where every container of the pod mounts that emptyDir. */
+export const BRIDGE_MOUNT_PATH = '/var/run/mcp-bridge';
+
+/** Files the init container copies into the emptyDir (names relative to the mount path). */
+export const BUSYBOX_FILE = 'busybox';
+export const SUPERVISOR_FILE = 'supervisor.sh';
+
+/** Control FIFO the supervisor reads `start <id>` / `stop <id>` lines from. */
+export const CONTROL_FIFO = 'control';
+
+/** Per-child FIFOs: the bridge writes requests to `<id>.in` and reads answers from `<id>.out`. */
+export const childInFifo = (id: string): string => `${id}.in`;
+export const childOutFifo = (id: string): string => `${id}.out`;
+
+/** Where our image keeps the files the init container copies. */
+export const IMAGE_ASSET_DIR = '/usr/lib/mcp-operator';
+
+export type SessionMode = 'PerSession' | 'Shared';
+
+/** Settings of the bridge sidecar; each maps to one command-line flag of `mcp-operator bridge`. */
+export interface BridgeSettings {
+  /** Address the bridge listens on, `host:port`. */
+  listen: string;
+  /** HTTP path of the MCP endpoint. */
+  path: string;
+  sessionMode: SessionMode;
+  maxSessions: number;
+  warmPool: number;
+  /** Go-style durations as written in the MCPServer spec (`30s`, `5m`). */
+  idleTimeout: string;
+  requestTimeout: string;
+  /** File holding the bearer token clients must present; absent means no auth. */
+  authTokenFile?: string;
+  /** File holding the enforcement policy (approved tools, allowlist); absent means none. */
+  policyFile?: string;
+  /** Directory shared with the supervisor; absent means the bridge spawns the command itself. */
+  supervisorDir?: string;
+}
+
+/** The flag each setting is passed with. The bridge's argument parser reads the same table. */
+export const BRIDGE_FLAGS = {
+  listen: '--listen',
+  path: '--path',
+  sessionMode: '--session-mode',
+  maxSessions: '--max-sessions',
+  warmPool: '--warm-pool',
+  idleTimeout: '--idle-timeout',
+  requestTimeout: '--request-timeout',
+  authTokenFile: '--auth-token-file',
+  policyFile: '--policy-file',
+  supervisorDir: '--supervisor-dir',
+} as const satisfies Record<keyof BridgeSettings, string>;
+
+/** Arguments after `mcp-operator bridge` for the given settings (pod mode: no child command). */
+export function bridgeArgs(settings: BridgeSettings): string[] {
+  const args: string[] = [];
+  for (const key of Object.keys(BRIDGE_FLAGS) as (keyof BridgeSettings)[]) {
+    const value = settings[key];
+    if (value !== undefined) args.push(BRIDGE_FLAGS[key], String(value));
+  }
+  return args;
+}
+
+/** Arguments after `mcp-operator` for the init container: copy busybox and the supervisor. */
+export function installArgs(mountPath: string = BRIDGE_MOUNT_PATH): string[] {
+  return ['bridge-install', '--to', mountPath];
+}
+
+/**
+ * The server container's command: the user's command run under the supervisor by the static
+ * busybox. Command and args stay separate argv entries; the supervisor receives them as
+ * positional parameters and never interpolates them into a string.
+ */
+export function supervisedCommand(
+  command: readonly string[],
+  args: readonly string[],
+  mountPath: string = BRIDGE_MOUNT_PATH,
+): string[] {
+  return [
+    `${mountPath}/${BUSYBOX_FILE}`,
+    'sh',
+    `${mountPath}/${SUPERVISOR_FILE}`,
+    '--',
+    ...command,
+    ...args,
+  ];
+}
