@@ -1,25 +1,41 @@
 #!/usr/bin/env node
-/** Entry point: `mcp-operator <command>`. The one place that wires the program together. */
-const USAGE = `Usage: mcp-operator <command> [options]
+/**
+ * Entry point: `mcp-operator <command> [options]`. The one place that wires the program
+ * together. Each command lives in its own module and is imported only when it runs, so the
+ * bridge sidecar does not load the controller and vice versa.
+ */
 
-Commands:
-  controller   run the operator against the current kube context
-  bridge       serve a stdio MCP server as Streamable HTTP
-  dev          run the operator, starting a local control plane when no cluster is reachable
-`;
+/** A command takes the arguments after its name and resolves to the process exit code. */
+export type Command = (argv: string[]) => Promise<number>;
+
+interface CommandEntry {
+  summary: string;
+  load: () => Promise<Command>;
+}
+
+const COMMANDS: Record<string, CommandEntry> = {};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length), 8);
+  const lines = Object.entries(COMMANDS).map(
+    ([name, entry]) => `  ${name.padEnd(width)}  ${entry.summary}`,
+  );
+  return `Usage: mcp-operator <command> [options]\n\nCommands:\n${lines.join('\n')}\n`;
+}
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const [command] = argv;
-  switch (command) {
-    case undefined:
-    case '-h':
-    case '--help':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`mcp-operator: unknown command '${command}'\n${USAGE}`);
-      return 2;
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help') {
+    process.stdout.write(usage());
+    return name === undefined ? 2 : 0;
   }
+  const entry = COMMANDS[name];
+  if (entry === undefined) {
+    process.stderr.write(`mcp-operator: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  const command = await entry.load();
+  return command(rest);
 }
 
 process.exitCode = await main(process.argv.slice(2));

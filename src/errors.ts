@@ -14,8 +14,8 @@ interface ErrorSpec<A extends unknown[]> {
 const define = <A extends unknown[]>(spec: ErrorSpec<A>): ErrorSpec<A> => spec;
 
 export const ERRORS = {
-  MCPOP_UNKNOWN_COMMAND: define({
-    message: (command: string) => `unknown command '${command}'`,
+  MCPOP_INVALID_FLAG: define({
+    message: (flag: string, reason: string) => `invalid value for ${flag}: ${reason}`,
   }),
 } as const;
 
