@@ -17,6 +17,9 @@ export const ERRORS = {
   MCPOP_INVALID_FLAG: define({
     message: (flag: string, reason: string) => `invalid value for ${flag}: ${reason}`,
   }),
+  MCPOP_NOT_CANONICAL: define({
+    message: (reason: string) => `cannot digest a value that RFC 8785 cannot represent: ${reason}`,
+  }),
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,0 +1,93 @@
+/**
+ * Tool digests: SHA-256 over RFC 8785 (JSON Canonicalization Scheme) canonical JSON, written
+ * `sha256:<64 lowercase hex>`. ONE definition, shared by discovery (what a server advertises),
+ * approval (what a human accepted) and the bridge's policy filter (what agents may call), so
+ * the three can never disagree about whether a tool changed. See
+ * docs/adr/0003-digests-and-drift.md for what the digests cover and why.
+ */
+
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { operatorError } from '../errors.ts';
+
+export type Digest = `sha256:${string}`;
+
+/**
+ * The parts of a tool definition (MCP 2025-11-25 / 2026-07-28 schema, `Tool`) that make up its
+ * contract with the model and the caller, each digested on its own. `name` is the identity and
+ * is covered only by the whole digest. `_meta` and `icons` are left out: `_meta` is reserved
+ * for implementation metadata that may vary per response, and icons are presentation that
+ * neither the model nor the caller depends on.
+ */
+export const DIGEST_FIELDS = [
+  'title',
+  'description',
+  'inputSchema',
+  'outputSchema',
+  'annotations',
+  'execution',
+] as const;
+
+export type DigestField = (typeof DIGEST_FIELDS)[number];
+
+/** Anything shaped like an MCP `Tool`; other keys are ignored. */
+export type ToolLike = { readonly name: string } & { readonly [F in DigestField]?: unknown };
+
+/** Per-field digests; a field the tool does not have has no entry. */
+export type FieldDigests = { [F in DigestField]?: Digest };
+
+const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+
+export function isDigest(value: unknown): value is Digest {
+  return typeof value === 'string' && DIGEST_PATTERN.test(value);
+}
+
+/**
+ * Digest of any JSON value. Throws MCPOP_NOT_CANONICAL for values RFC 8785 cannot represent
+ * (lone surrogates in strings, non-finite numbers, cycles): a server can send a lone
+ * surrogate in valid JSON, and that must be an error, not a crash.
+ */
+export function digestOf(value: unknown): Digest {
+  let text: string | undefined;
+  try {
+    text = canonicalize(value);
+  } catch (cause) {
+    throw operatorError('MCPOP_NOT_CANONICAL', (cause as Error).message);
+  }
+  if (text === undefined) throw operatorError('MCPOP_NOT_CANONICAL', 'value is undefined');
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+/** The part of a tool that its whole digest covers: its name and the DIGEST_FIELDS it has. */
+export function digestedPart(tool: ToolLike): Record<string, unknown> {
+  const part: Record<string, unknown> = { name: tool.name };
+  for (const field of DIGEST_FIELDS) {
+    if (tool[field] !== undefined) part[field] = tool[field];
+  }
+  return part;
+}
+
+/** Digest of the whole tool: name plus every digested field. Any change to those changes it. */
+export function toolDigest(tool: ToolLike): Digest {
+  return digestOf(digestedPart(tool));
+}
+
+/** Digest of each field the tool has, so a change can be attributed to the field(s) that moved. */
+export function fieldDigests(tool: ToolLike): FieldDigests {
+  const digests: FieldDigests = {};
+  for (const field of DIGEST_FIELDS) {
+    if (tool[field] !== undefined) digests[field] = digestOf(tool[field]);
+  }
+  return digests;
+}
+
+/**
+ * Digest of a whole tool set: over the tool digests ordered by name (UTF-16 code units, the
+ * order RFC 8785 uses for keys). It depends on nothing but the per-tool digests, so anyone can
+ * recompute it from `status.discovery.tools`, and the order the server listed tools in does
+ * not matter.
+ */
+export function snapshotDigest(tools: readonly { name: string; digest: Digest }[]): Digest {
+  const ordered = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return digestOf(ordered.map((tool) => tool.digest));
+}
