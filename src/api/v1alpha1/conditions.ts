@@ -1,0 +1,54 @@
+/**
+ * Condition types and reasons of MCPServer status, as named constants (Kubernetes API
+ * conventions, "Typical status properties": types are CamelCase adjectives or past-tense
+ * verbs, reasons are CamelCase words a program can switch on).
+ * https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties
+ */
+
+export const ConditionType = {
+  /** The server's pods are available (image servers) or its URL answers (url servers). */
+  Ready: 'Ready',
+  /** The last discovery succeeded and status.discovery describes the tools. */
+  Discovered: 'Discovered',
+  /** The discovered tools differ from spec.tools.approved. */
+  Drifted: 'Drifted',
+} as const;
+export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
+
+export const ConditionStatus = { True: 'True', False: 'False', Unknown: 'Unknown' } as const;
+export type ConditionStatus = (typeof ConditionStatus)[keyof typeof ConditionStatus];
+
+/** Reasons of Ready. */
+export const ReadyReason = {
+  Available: 'Available',
+  Progressing: 'Progressing',
+  ImagePullBackOff: 'ImagePullBackOff',
+  CrashLoopBackOff: 'CrashLoopBackOff',
+  Unschedulable: 'Unschedulable',
+  ProgressDeadlineExceeded: 'ProgressDeadlineExceeded',
+  ScaledToZero: 'ScaledToZero',
+  /** A url server: nothing deployed, readiness is what discovery reaches. */
+  External: 'External',
+  ApplyFailed: 'ApplyFailed',
+} as const;
+export type ReadyReason = (typeof ReadyReason)[keyof typeof ReadyReason];
+
+/** Reasons of Discovered. */
+export const DiscoveredReason = {
+  Succeeded: 'Succeeded',
+  Failed: 'Failed',
+  Disabled: 'Disabled',
+  Pending: 'Pending',
+  SnapshotTooLarge: 'SnapshotTooLarge',
+} as const;
+export type DiscoveredReason = (typeof DiscoveredReason)[keyof typeof DiscoveredReason];
+
+/** Reasons of Drifted (issue 5: NoBaseline, ToolsChanged, ToolsMatch). */
+export const DriftedReason = {
+  NoBaseline: 'NoBaseline',
+  ToolsChanged: 'ToolsChanged',
+  ToolsMatch: 'ToolsMatch',
+  NotDiscovered: 'NotDiscovered',
+  BaselineInvalid: 'BaselineInvalid',
+} as const;
+export type DriftedReason = (typeof DriftedReason)[keyof typeof DriftedReason];
