@@ -20,6 +20,16 @@ export const ERRORS = {
   MCPOP_NOT_CANONICAL: define({
     message: (reason: string) => `cannot digest a value that RFC 8785 cannot represent: ${reason}`,
   }),
+  MCPOP_KUBE_API: define({
+    message: (request: string, status: number, detail: string) =>
+      `${request}: HTTP ${status}: ${detail}`,
+  }),
+  MCPOP_KUBE_CONFIG: define({
+    message: (reason: string) => `no usable Kubernetes client configuration: ${reason}`,
+  }),
+  MCPOP_LEADERSHIP_LOST: define({
+    message: (lease: string) => `lost leadership of lease ${lease}; stopping so another can lead`,
+  }),
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,0 +1,26 @@
+/** Timing helpers shared by the reflector, the work queue and leader election. */
+import { setTimeout as delay } from 'node:timers/promises';
+
+export interface Backoff {
+  baseMs: number;
+  maxMs: number;
+}
+
+/** `baseMs * 2^(attempt-1)`, capped at `maxMs`; attempt 1 is the first retry. */
+export function backoffDelay(attempt: number, { baseMs, maxMs }: Backoff): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+}
+
+/** `ms` stretched by up to `factor` at random, so that peers do not act in lockstep. */
+export function jittered(ms: number, factor: number, random: () => number = Math.random): number {
+  return ms * (1 + factor * random());
+}
+
+/** Waits `ms`, or less if `signal` aborts first; never rejects. */
+export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch {
+    // Aborted: the caller checks the signal.
+  }
+}
