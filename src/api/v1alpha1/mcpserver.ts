@@ -706,7 +706,6 @@ const NAME_RULE: CelRule = {
   rule: "self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
   message:
     'metadata.name must be at most 63 characters of a-z, 0-9 and -, starting with a letter: it names the Service',
-  fieldPath: '.metadata.name',
 };
 
 export const MCPServerSchema = Type.Object(

@@ -1,0 +1,12 @@
+/**
+ * Files generated from the API schema, with the function that produces each. `npm run crds`
+ * writes them; `npm run crds:check` and test/api fail when a committed one is stale.
+ */
+
+import { CRD_FILE, crdYaml } from './crd.ts';
+import { apiDocs } from './docs.ts';
+
+export const GENERATED_FILES: Readonly<Record<string, () => string>> = {
+  [CRD_FILE]: crdYaml,
+  'docs/api.md': apiDocs,
+};
