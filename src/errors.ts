@@ -20,6 +20,57 @@ export const ERRORS = {
   MCPOP_NOT_CANONICAL: define({
     message: (reason: string) => `cannot digest a value that RFC 8785 cannot represent: ${reason}`,
   }),
+  MCPOP_DISCOVERY_UNAUTHORIZED: define({
+    message: (url: string, status: number) =>
+      `${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'} from ${url}: the server refused the bearer token; check spec.auth.secretRef`,
+  }),
+  MCPOP_DISCOVERY_HTTP_STATUS: define({
+    message: (url: string, method: string, status: number, detail: string) =>
+      `HTTP ${status} from ${url} for ${method}${detail === '' ? '' : `: ${detail}`}`,
+  }),
+  MCPOP_DISCOVERY_UNREACHABLE: define({
+    message: (url: string, reason: string) =>
+      `cannot reach ${url}: ${reason}; check that the server runs and that its URL, port and path are right`,
+  }),
+  MCPOP_DISCOVERY_TIMEOUT: define({
+    message: (url: string, method: string, budgetMs: number) =>
+      `${url} did not answer ${method} within the discovery budget of ${budgetMs} ms: the server hangs or is too slow (spec.discovery.timeout)`,
+  }),
+  MCPOP_DISCOVERY_CANCELLED: define({
+    message: (url: string) => `discovery of ${url} was cancelled`,
+  }),
+  MCPOP_DISCOVERY_TOO_LARGE: define({
+    message: (url: string, limitBytes: number) =>
+      `${url} sent more than ${limitBytes} bytes; discovery stopped reading (a tool list this large cannot be recorded)`,
+  }),
+  MCPOP_DISCOVERY_BAD_RESPONSE: define({
+    message: (url: string, method: string, reason: string) =>
+      `malformed answer from ${url} to ${method}: ${reason}`,
+  }),
+  MCPOP_DISCOVERY_INVALID_RESULT: define({
+    message: (url: string, method: string, path: string, problem: string) =>
+      `invalid ${method} result from ${url} at ${path === '' ? '/' : path}: ${problem}`,
+  }),
+  MCPOP_DISCOVERY_RPC_ERROR: define({
+    message: (url: string, method: string, code: number, text: string) =>
+      `${url} answered ${method} with JSON-RPC error ${code}: ${text}`,
+  }),
+  MCPOP_DISCOVERY_UNSUPPORTED_VERSION: define({
+    message: (url: string, offered: string, known: string) =>
+      `${url} speaks no MCP protocol version discovery knows (server: ${offered}; discovery: ${known})`,
+  }),
+  MCPOP_DISCOVERY_ENDLESS_PAGES: define({
+    message: (url: string, reason: string) =>
+      `tools/list pagination from ${url} does not end: ${reason}`,
+  }),
+  MCPOP_DISCOVERY_TOO_MANY_TOOLS: define({
+    message: (url: string, limit: number) =>
+      `${url} lists more than ${limit} tools; discovery stopped (raise the limit only if the server really has that many)`,
+  }),
+  MCPOP_DISCOVERY_DUPLICATE_TOOL: define({
+    message: (url: string, name: string) =>
+      `${url} lists the tool '${name}' more than once; tool names must be unique within a server`,
+  }),
   MCPOP_KUBE_API: define({
     message: (request: string, status: number, detail: string) =>
       `${request}: HTTP ${status}: ${detail}`,

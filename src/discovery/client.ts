@@ -1,0 +1,454 @@
+/**
+ * The discovery client: asks an MCP server over Streamable HTTP who it is and which tools it
+ * has. It speaks revision 2026-07-28 first (`server/discover`, stateless, per-request `_meta`)
+ * and falls back to the 2025-11-25 `initialize` handshake when the server answers like a
+ * legacy one (2026-07-28 basic/transports/streamable-http §Backward Compatibility). It follows
+ * `nextCursor` to the last page and bounds the whole run in time, bytes, pages and tools.
+ *
+ * Every failure is an OperatorError with a MCPOP_DISCOVERY_* code and a message that names
+ * the server and what to check.
+ */
+
+import type { TSchema, Static } from '@sinclair/typebox';
+import { operatorError } from '../errors.ts';
+import {
+  type Answer,
+  type Channel,
+  badResponse,
+  deleteSession,
+  openChannel,
+  post,
+} from './http.ts';
+import {
+  type Checker,
+  type Implementation,
+  type JsonRpcError,
+  type Tool,
+  DiscoverResultSchema,
+  ErrorEnvelopeSchema,
+  ImplementationSchema,
+  InitializeResultSchema,
+  ListToolsResultSchema,
+  checker,
+} from './schemas.ts';
+
+/** The stateless revision, tried first. */
+export const MODERN_VERSION = '2026-07-28';
+
+/** Handshake revisions discovery can fall back to, newest first (the first is offered). */
+export const LEGACY_VERSIONS: readonly string[] = [
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+];
+
+/**
+ * JSON-RPC codes by which a 2026-07-28 server identifies itself in a 4xx answer
+ * (2026-07-28 basic/index §Error codes: HeaderMismatch, MissingRequiredClientCapability,
+ * UnsupportedProtocolVersion). Any other 4xx answer to the modern probe means "legacy server".
+ */
+const HEADER_MISMATCH = -32020;
+const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+const MODERN_ERROR_CODES = new Set([
+  HEADER_MISMATCH,
+  MISSING_REQUIRED_CLIENT_CAPABILITY,
+  UNSUPPORTED_PROTOCOL_VERSION,
+]);
+
+const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+export const DISCOVERY_DEFAULTS = {
+  timeoutMs: 30_000,
+  /** Far above any real tool list, far below what would hurt the operator. */
+  maxBytes: 8 * 1024 * 1024,
+  maxPages: 100,
+  maxTools: 1000,
+  /** Closing the session is a courtesy; a server that hangs on DELETE gets this long. */
+  closeTimeoutMs: 2000,
+  clientInfo: { name: 'mcp-operator', version: '0.1.0' } as Implementation,
+};
+
+export interface DiscoveryOptions {
+  /** The MCP endpoint, e.g. `http://name.ns.svc:8080/mcp`. */
+  url: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string | undefined;
+  timeoutMs?: number | undefined;
+  maxBytes?: number | undefined;
+  maxPages?: number | undefined;
+  maxTools?: number | undefined;
+  closeTimeoutMs?: number | undefined;
+  clientInfo?: Implementation | undefined;
+  /** Aborting it ends discovery with MCPOP_DISCOVERY_CANCELLED. */
+  signal?: AbortSignal | undefined;
+}
+
+/** What a server told discovery about itself. */
+export interface Discovery {
+  protocolVersion: string;
+  /** Self-reported, for display only (2026-07-28 server/discover: clients SHOULD NOT trust it). */
+  serverInfo: Implementation | undefined;
+  capabilities: Record<string, unknown>;
+  /** Text a client may put in the model's prompt, so as much a poisoning vector as a description. */
+  instructions: string | undefined;
+  /** Tool definitions exactly as listed, in the server's order. */
+  tools: Tool[];
+}
+
+type Limits = typeof DISCOVERY_DEFAULTS;
+
+const DISCOVER_RESULT = checker(DiscoverResultSchema);
+const INITIALIZE_RESULT = checker(InitializeResultSchema);
+const LIST_TOOLS_RESULT = checker(ListToolsResultSchema);
+const IMPLEMENTATION = checker(ImplementationSchema);
+const ERROR_ENVELOPE = checker(ErrorEnvelopeSchema);
+
+/** Sends one request and returns its result object, or throws the coded error. */
+type Call = (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+export async function discover(options: DiscoveryOptions): Promise<Discovery> {
+  const limits = withDefaults(options);
+  const channel = openChannel({ ...limits, url: checkedUrl(options.url), token: options.token });
+  if (channel.cancel?.aborted === true) {
+    throw operatorError('MCPOP_DISCOVERY_CANCELLED', channel.displayUrl);
+  }
+  return (await discoverModern(channel, limits)) ?? (await discoverLegacy(channel, limits));
+}
+
+function withDefaults(options: DiscoveryOptions): Limits & { signal: AbortSignal | undefined } {
+  const limits: Limits = { ...DISCOVERY_DEFAULTS };
+  for (const key of Object.keys(limits) as (keyof Limits)[]) {
+    if (options[key] !== undefined) Object.assign(limits, { [key]: options[key] });
+  }
+  return { ...limits, signal: options.signal };
+}
+
+function checkedUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw operatorError(
+      'MCPOP_DISCOVERY_UNREACHABLE',
+      '(the configured URL)',
+      'not an http(s) URL',
+    );
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw operatorError(
+      'MCPOP_DISCOVERY_UNREACHABLE',
+      `${parsed.origin}${parsed.pathname}`,
+      'the URL carries credentials; give the token through spec.auth.secretRef instead',
+    );
+  }
+  return url;
+}
+
+// --- 2026-07-28 -------------------------------------------------------------------------------
+
+/** Returns undefined when the server turns out to be a legacy one. */
+async function discoverModern(channel: Channel, limits: Limits): Promise<Discovery | undefined> {
+  const meta = {
+    [META_PROTOCOL_VERSION]: MODERN_VERSION,
+    [META_CLIENT_INFO]: limits.clientInfo,
+    [META_CLIENT_CAPABILITIES]: {},
+  };
+  const exchange = exchanger(channel, (method) => ({
+    'mcp-protocol-version': MODERN_VERSION,
+    // Standard request header, REQUIRED on every POST (streamable-http §Standard Request Headers).
+    'mcp-method': method,
+  }));
+  const probe = await exchange('server/discover', { _meta: meta });
+  if (isLegacyAnswer(channel, probe.answer)) return undefined;
+  const discovered = validated(
+    channel,
+    'server/discover',
+    DISCOVER_RESULT,
+    resultOf(channel, 'server/discover', probe.id, probe.answer),
+  );
+  if (!discovered.supportedVersions.includes(MODERN_VERSION)) {
+    if (discovered.supportedVersions.some((v) => LEGACY_VERSIONS.includes(v))) return undefined;
+    throw unsupportedVersion(channel, discovered.supportedVersions);
+  }
+  const call: Call = async (method, params) => {
+    const { id, answer } = await exchange(method, { ...params, _meta: meta });
+    return resultOf(channel, method, id, answer);
+  };
+  return {
+    protocolVersion: MODERN_VERSION,
+    serverInfo: serverInfoFrom(discovered._meta),
+    capabilities: discovered.capabilities,
+    instructions: discovered.instructions,
+    tools: hasTools(discovered.capabilities) ? await listTools(channel, limits, call) : [],
+  };
+}
+
+/**
+ * Whether the answer to the modern probe says "legacy server, use initialize": a 4xx or a
+ * JSON-RPC error that is not one of the modern codes (an SDK 1.x server answers 400 "Server
+ * not initialized"; a stateless one -32601). An UnsupportedProtocolVersion error that offers a
+ * legacy revision also means fall back.
+ */
+function isLegacyAnswer(channel: Channel, answer: Answer): boolean {
+  if (answer.status === 401 || answer.status === 403) return false;
+  const error = errorIn(answer.body);
+  if (error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
+    const supported = supportedVersionsIn(error.data);
+    if (supported.some((v) => LEGACY_VERSIONS.includes(v))) return true;
+    throw unsupportedVersion(channel, supported);
+  }
+  if (error !== undefined && MODERN_ERROR_CODES.has(error.code)) return false;
+  if (answer.status >= 400 && answer.status < 500) return true;
+  return answer.status < 300 && error !== undefined;
+}
+
+function supportedVersionsIn(data: unknown): string[] {
+  const supported = (data as { supported?: unknown } | undefined)?.supported;
+  return Array.isArray(supported) ? supported.filter((v) => typeof v === 'string') : [];
+}
+
+function serverInfoFrom(meta: Record<string, unknown> | undefined): Implementation | undefined {
+  const info = meta?.[META_SERVER_INFO];
+  return IMPLEMENTATION.check(info) ? info : undefined;
+}
+
+// --- 2025-11-25 and earlier -------------------------------------------------------------------
+
+/** The initialize handshake (2025-11-25 basic/lifecycle), then tools/list in that session. */
+async function discoverLegacy(channel: Channel, limits: Limits): Promise<Discovery> {
+  const sessionHeaders: Record<string, string> = {};
+  const exchange = exchanger(channel, () => sessionHeaders);
+  const init = await exchange('initialize', {
+    protocolVersion: LEGACY_VERSIONS[0],
+    capabilities: {},
+    clientInfo: limits.clientInfo,
+  });
+  // 2025-11-25 §Session Management 1-2: a session id comes with the InitializeResult.
+  const sessionId = init.answer.headers.get('mcp-session-id');
+  if (sessionId !== null) sessionHeaders['mcp-session-id'] = sessionId;
+  try {
+    const initialized = validated(
+      channel,
+      'initialize',
+      INITIALIZE_RESULT,
+      resultOf(channel, 'initialize', init.id, init.answer),
+    );
+    if (!LEGACY_VERSIONS.includes(initialized.protocolVersion)) {
+      throw unsupportedVersion(channel, [initialized.protocolVersion]);
+    }
+    // 2025-11-25 §Protocol Version Header: sent on every request after initialization.
+    sessionHeaders['mcp-protocol-version'] = initialized.protocolVersion;
+    await notify(channel, 'notifications/initialized', sessionHeaders);
+    const call: Call = async (method, params) => {
+      const { id, answer } = await exchange(method, params);
+      return resultOf(channel, method, id, answer);
+    };
+    return {
+      protocolVersion: initialized.protocolVersion,
+      serverInfo: initialized.serverInfo,
+      capabilities: initialized.capabilities,
+      instructions: initialized.instructions,
+      tools: hasTools(initialized.capabilities) ? await listTools(channel, limits, call) : [],
+    };
+  } finally {
+    if (sessionId !== null) await deleteSession(channel, sessionHeaders, limits.closeTimeoutMs);
+  }
+}
+
+async function notify(channel: Channel, method: string, headers: Record<string, string>) {
+  const answer = await post(channel, method, { jsonrpc: '2.0', method }, headers);
+  if (answer.status >= 300) throw statusError(channel, method, answer);
+}
+
+// --- tools/list -------------------------------------------------------------------------------
+
+/**
+ * All pages of tools/list (2025-11-25 / 2026-07-28 server/utilities/pagination). A cursor the
+ * server already gave is a loop; more than maxPages pages or maxTools tools ends the run.
+ */
+async function listTools(channel: Channel, limits: Limits, call: Call): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let pages = 1; ; pages++) {
+    if (pages > limits.maxPages) {
+      throw endless(channel, `more than ${limits.maxPages} pages`);
+    }
+    const result = validated(
+      channel,
+      'tools/list',
+      LIST_TOOLS_RESULT,
+      await call('tools/list', cursor === undefined ? {} : { cursor }),
+    );
+    if (result.resultType !== undefined && result.resultType !== 'complete') {
+      throw badResponse(
+        channel,
+        'tools/list',
+        `resultType '${result.resultType}' (discovery cannot supply input)`,
+      );
+    }
+    tools.push(...result.tools);
+    if (tools.length > limits.maxTools) {
+      throw operatorError('MCPOP_DISCOVERY_TOO_MANY_TOOLS', channel.displayUrl, limits.maxTools);
+    }
+    cursor = result.nextCursor ?? undefined;
+    if (cursor === undefined) return unique(channel, tools);
+    if (seen.has(cursor)) {
+      throw endless(
+        channel,
+        `the cursor ${JSON.stringify(cursor.slice(0, 80))} came back on page ${pages}`,
+      );
+    }
+    seen.add(cursor);
+  }
+}
+
+function endless(channel: Channel, reason: string) {
+  return operatorError('MCPOP_DISCOVERY_ENDLESS_PAGES', channel.displayUrl, reason);
+}
+
+/** Drift and enforcement key tools by name, so two tools with one name cannot be told apart. */
+function unique(channel: Channel, tools: Tool[]): Tool[] {
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (names.has(tool.name)) {
+      throw operatorError('MCPOP_DISCOVERY_DUPLICATE_TOOL', channel.displayUrl, tool.name);
+    }
+    names.add(tool.name);
+  }
+  return tools;
+}
+
+function hasTools(capabilities: Record<string, unknown>): boolean {
+  // Only a server that declares the tools capability offers tools/list (server/tools §Capabilities).
+  return capabilities.tools !== undefined && capabilities.tools !== null;
+}
+
+// --- JSON-RPC plumbing ------------------------------------------------------------------------
+
+type Exchange = (
+  method: string,
+  params: Record<string, unknown>,
+) => Promise<{ id: number; answer: Answer }>;
+
+/** Numbers requests of one run and sends them with the headers `headersFor` gives. */
+function exchanger(
+  channel: Channel,
+  headersFor: (method: string) => Record<string, string>,
+): Exchange {
+  let nextId = 1;
+  return async (method, params) => {
+    const id = nextId++;
+    const answer = await post(
+      channel,
+      method,
+      { jsonrpc: '2.0', id, method, params },
+      headersFor(method),
+    );
+    return { id, answer };
+  };
+}
+
+/** The result object of a response, or the coded error the answer amounts to. */
+function resultOf(
+  channel: Channel,
+  method: string,
+  id: number,
+  answer: Answer,
+): Record<string, unknown> {
+  if (answer.status >= 300) throw statusError(channel, method, answer);
+  const error = errorIn(answer.body);
+  if (error !== undefined) {
+    throw operatorError(
+      'MCPOP_DISCOVERY_RPC_ERROR',
+      channel.displayUrl,
+      method,
+      error.code,
+      error.message,
+    );
+  }
+  const body = answer.body;
+  if (!isRecord(body) || body.jsonrpc !== '2.0' || !('result' in body)) {
+    throw badResponse(channel, method, 'not a JSON-RPC 2.0 response');
+  }
+  if (body.id !== id) {
+    throw badResponse(
+      channel,
+      method,
+      `response id ${JSON.stringify(body.id)} is not the request id ${id}`,
+    );
+  }
+  if (!isRecord(body.result)) {
+    throw operatorError(
+      'MCPOP_DISCOVERY_INVALID_RESULT',
+      channel.displayUrl,
+      method,
+      '',
+      'expected an object',
+    );
+  }
+  return body.result;
+}
+
+function statusError(channel: Channel, method: string, answer: Answer) {
+  if (answer.status === 401 || answer.status === 403) {
+    return operatorError('MCPOP_DISCOVERY_UNAUTHORIZED', channel.displayUrl, answer.status);
+  }
+  const location = answer.headers.get('location');
+  const detail =
+    answer.status < 400 && location !== null
+      ? `redirected to ${location}; point discovery at the final URL`
+      : (errorIn(answer.body)?.message ?? answer.text ?? '');
+  return operatorError(
+    'MCPOP_DISCOVERY_HTTP_STATUS',
+    channel.displayUrl,
+    method,
+    answer.status,
+    detail,
+  );
+}
+
+function errorIn(body: unknown): JsonRpcError | undefined {
+  return ERROR_ENVELOPE.check(body) ? body.error : undefined;
+}
+
+function validated<T extends TSchema>(
+  channel: Channel,
+  method: string,
+  schema: Checker<T>,
+  value: unknown,
+): Static<T> {
+  if (schema.check(value)) return value;
+  const { path, message } = schema.firstError(value);
+  throw operatorError(
+    'MCPOP_DISCOVERY_INVALID_RESULT',
+    channel.displayUrl,
+    method,
+    path,
+    `${message}${toolNameAt(value, path)}`,
+  );
+}
+
+/** " (tool 'x')" when the path points into tools[i], so the user knows which tool is wrong. */
+function toolNameAt(value: unknown, path: string): string {
+  const index = /^\/tools\/(\d+)/.exec(path)?.[1];
+  if (index === undefined || !isRecord(value) || !Array.isArray(value.tools)) return '';
+  const name: unknown = (value.tools[Number(index)] as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' ? ` (tool '${name}')` : '';
+}
+
+function unsupportedVersion(channel: Channel, offered: readonly string[]) {
+  return operatorError(
+    'MCPOP_DISCOVERY_UNSUPPORTED_VERSION',
+    channel.displayUrl,
+    offered.join(', ') || 'none',
+    [MODERN_VERSION, ...LEGACY_VERSIONS].join(', '),
+  );
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,315 @@
+/**
+ * One JSON-RPC exchange over Streamable HTTP, bounded in time and bytes. The protocol layer
+ * (client.ts) decides what an answer means; this module only moves bytes and guarantees that
+ * a server which hangs, streams forever or sends too much ends as a coded error, quickly and
+ * without the whole answer ever being held in memory.
+ *
+ * Streamable HTTP (MCP 2025-11-25 §Transports "Sending Messages"; 2026-07-28
+ * basic/transports/streamable-http "Sending Messages"): every message is its own POST; a
+ * request is answered with `application/json` (one object) or `text/event-stream` (SSE events,
+ * the last one carrying the response); a notification with `202 Accepted`.
+ */
+
+import { createParser } from 'eventsource-parser';
+import { OperatorError, operatorError } from '../errors.ts';
+
+/** Limits and identity of one discovery run; every exchange of the run draws on the same budget. */
+export interface Channel {
+  readonly url: string;
+  /** The URL as error messages show it: no user info, no query (either may carry a secret). */
+  readonly displayUrl: string;
+  readonly token: string | undefined;
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  /** Fires when the time budget is spent. */
+  readonly deadline: AbortSignal;
+  /** Fires when the caller gives up (server removed, operator stopping). */
+  readonly cancel: AbortSignal | undefined;
+  /** Either of the two above: what every fetch and body read listens to. */
+  readonly signal: AbortSignal;
+  bytesRead: number;
+}
+
+export interface ChannelOptions {
+  url: string;
+  token?: string | undefined;
+  timeoutMs: number;
+  maxBytes: number;
+  signal?: AbortSignal | undefined;
+}
+
+export function openChannel(options: ChannelOptions): Channel {
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const cancel = options.signal;
+  const parsed = new URL(options.url);
+  return {
+    url: options.url,
+    displayUrl: `${parsed.origin}${parsed.pathname}`,
+    token: options.token,
+    timeoutMs: options.timeoutMs,
+    maxBytes: options.maxBytes,
+    deadline,
+    cancel,
+    signal: cancel === undefined ? deadline : AbortSignal.any([deadline, cancel]),
+    bytesRead: 0,
+  };
+}
+
+/** What the server sent back for one POST. */
+export interface Answer {
+  status: number;
+  headers: Headers;
+  /**
+   * For a JSON answer the parsed body; for an SSE answer the JSON-RPC message that answers the
+   * request; for an error status the parsed body if it was JSON. Not yet validated.
+   */
+  body?: unknown;
+  /** The start of an error body that was not JSON, for the error message. */
+  text?: string;
+}
+
+/** An error body is only read for its message; more than this is not worth the bytes. */
+const ERROR_BODY_LIMIT = 16 * 1024;
+
+/**
+ * POST one JSON-RPC message. For a request (`message.id` set) resolves once its response has
+ * arrived, cancelling the rest of an SSE stream; for a notification, once the status is known.
+ */
+export async function post(
+  channel: Channel,
+  method: string,
+  message: { id?: number; [key: string]: unknown },
+  headers: Record<string, string>,
+): Promise<Answer> {
+  const response = await send(channel, method, {
+    method: 'POST',
+    headers: {
+      ...headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify(message),
+  });
+  const answer: Answer = { status: response.status, headers: response.headers };
+  if (!response.ok) return readErrorBody(channel, method, response, answer);
+  if (response.body === null || message.id === undefined) {
+    void response.body?.cancel().catch(ignore);
+    return answer;
+  }
+  const mediaType = (response.headers.get('content-type') ?? '')
+    .split(';')[0]
+    ?.trim()
+    .toLowerCase();
+  if (mediaType === 'application/json') {
+    answer.body = parseJson(channel, method, await readText(channel, method, response.body));
+  } else if (mediaType === 'text/event-stream') {
+    answer.body = await readEventStream(channel, method, response.body, message.id);
+  } else {
+    void response.body.cancel().catch(ignore);
+    throw badResponse(channel, method, `unexpected Content-Type '${mediaType}'`);
+  }
+  return answer;
+}
+
+/** DELETE the session (2025-11-25 §Session Management 5); a courtesy, so failures are ignored. */
+export async function deleteSession(
+  channel: Channel,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<void> {
+  const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...optional(channel.cancel)]);
+  try {
+    const response = await fetch(channel.url, {
+      method: 'DELETE',
+      headers: withAuth(channel, headers),
+      redirect: 'manual',
+      signal,
+    });
+    await response.body?.cancel();
+  } catch {
+    // The server may be gone or may not support DELETE (405 is allowed); nothing to report.
+  }
+}
+
+async function send(channel: Channel, method: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(channel.url, {
+      ...init,
+      headers: withAuth(channel, init.headers as Record<string, string>),
+      // A redirect could carry the bearer token to another host; the user should point
+      // discovery at the final URL instead.
+      redirect: 'manual',
+      signal: channel.signal,
+    });
+  } catch (error) {
+    throw transportFailure(channel, method, error, 'cannot reach');
+  }
+}
+
+function withAuth(channel: Channel, headers: Record<string, string>): Record<string, string> {
+  return channel.token === undefined
+    ? headers
+    : { ...headers, authorization: `Bearer ${channel.token}` };
+}
+
+async function readErrorBody(
+  channel: Channel,
+  method: string,
+  response: Response,
+  answer: Answer,
+): Promise<Answer> {
+  if (response.body === null) return answer;
+  let text = '';
+  await readChunks(channel, method, response.body, (chunk) => {
+    text += chunk;
+    return text.length >= ERROR_BODY_LIMIT;
+  });
+  try {
+    answer.body = JSON.parse(text);
+  } catch {
+    answer.text = text.slice(0, 200).trim();
+  }
+  return answer;
+}
+
+async function readText(
+  channel: Channel,
+  method: string,
+  body: ReadableStream<Uint8Array>,
+): Promise<string> {
+  const parts: string[] = [];
+  await readChunks(channel, method, body, (chunk) => {
+    parts.push(chunk);
+    return false;
+  });
+  return parts.join('');
+}
+
+function parseJson(channel: Channel, method: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw badResponse(channel, method, `invalid JSON (${(error as Error).message})`);
+  }
+}
+
+/**
+ * Read SSE events until the one that answers request `id`. Other messages on the stream
+ * (progress, logging, server requests in 2025-11-25) are skipped; events with empty data are
+ * the priming events of 2025-11-25 §Sending Messages 6. A stream that closes first is an error:
+ * discovery does not resume streams (2026-07-28 removed resumption altogether).
+ */
+async function readEventStream(
+  channel: Channel,
+  method: string,
+  body: ReadableStream<Uint8Array>,
+  id: number,
+): Promise<unknown> {
+  let found: unknown;
+  let failure: OperatorError | undefined;
+  const parser = createParser({
+    onEvent(event) {
+      if (found !== undefined || failure !== undefined) return;
+      if ((event.event ?? 'message') !== 'message' || event.data.trim() === '') return;
+      try {
+        const message: unknown = JSON.parse(event.data);
+        if (answers(message, id)) found = message;
+      } catch (error) {
+        failure = badResponse(
+          channel,
+          method,
+          `invalid JSON in an SSE event (${(error as Error).message})`,
+        );
+      }
+    },
+  });
+  await readChunks(channel, method, body, (chunk) => {
+    parser.feed(chunk);
+    if (failure !== undefined) throw failure;
+    return found !== undefined;
+  });
+  if (found === undefined) {
+    throw badResponse(channel, method, 'the SSE stream ended before the response arrived');
+  }
+  return found;
+}
+
+function answers(message: unknown, id: number): boolean {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    (message as { id?: unknown }).id === id &&
+    ('result' in message || 'error' in message)
+  );
+}
+
+/**
+ * Feed decoded chunks to `consume` until it returns true or the body ends. Every byte counts
+ * against the run's byte budget; the stream is cancelled on the way out, which is what stops
+ * a never-ending SSE stream and releases the connection.
+ */
+async function readChunks(
+  channel: Channel,
+  method: string,
+  body: ReadableStream<Uint8Array>,
+  consume: (text: string) => boolean,
+): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read().catch((error: unknown) => {
+        throw transportFailure(channel, method, error, 'connection lost while reading from');
+      });
+      if (done) {
+        consume(decoder.decode());
+        return;
+      }
+      channel.bytesRead += value.byteLength;
+      if (channel.bytesRead > channel.maxBytes) {
+        throw operatorError('MCPOP_DISCOVERY_TOO_LARGE', channel.displayUrl, channel.maxBytes);
+      }
+      if (consume(decoder.decode(value, { stream: true }))) return;
+    }
+  } finally {
+    void reader.cancel().catch(ignore);
+  }
+}
+
+/** Name what went wrong with fetch or a body read: our deadline, our caller, or the network. */
+function transportFailure(
+  channel: Channel,
+  method: string,
+  error: unknown,
+  what: string,
+): OperatorError {
+  if (error instanceof OperatorError) return error;
+  if (channel.deadline.aborted) {
+    return operatorError('MCPOP_DISCOVERY_TIMEOUT', channel.displayUrl, method, channel.timeoutMs);
+  }
+  if (channel.cancel?.aborted === true) {
+    return operatorError('MCPOP_DISCOVERY_CANCELLED', channel.displayUrl);
+  }
+  // The full URL may hold a secret in its query; messages show only the display form.
+  const reason = describe(error).replaceAll(channel.url, channel.displayUrl);
+  return what === 'cannot reach'
+    ? operatorError('MCPOP_DISCOVERY_UNREACHABLE', channel.displayUrl, reason)
+    : badResponse(channel, method, `${what} the server (${reason})`);
+}
+
+/** undici reports `fetch failed` and hides the useful part (ECONNREFUSED, …) in `cause`. */
+function describe(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof Error) return cause.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function badResponse(channel: Channel, method: string, reason: string): OperatorError {
+  return operatorError('MCPOP_DISCOVERY_BAD_RESPONSE', channel.displayUrl, method, reason);
+}
+
+function optional<T>(value: T | undefined): T[] {
+  return value === undefined ? [] : [value];
+}
+
+function ignore(): void {}

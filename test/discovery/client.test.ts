@@ -1,0 +1,474 @@
+import type { ServerResponse } from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { discover, type DiscoveryOptions } from '../../src/discovery/client.ts';
+import { OperatorError, type ErrorCode } from '../../src/errors.ts';
+import {
+  type Running,
+  type ToolFixture,
+  startEverything,
+  startHttp,
+  startModern,
+  startScripted,
+} from './servers.ts';
+
+const open: Running[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((server) => server.close()));
+});
+
+async function track<T extends Running>(server: Promise<T>): Promise<T> {
+  const running = await server;
+  open.push(running);
+  return running;
+}
+
+/** Runs discovery expecting it to fail; returns the error and how long it took. */
+async function failure(options: DiscoveryOptions): Promise<{ error: OperatorError; ms: number }> {
+  const started = performance.now();
+  const error: unknown = await discover(options).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof OperatorError))
+    throw new Error(`expected an OperatorError, got ${String(error)}`);
+  return { error, ms: performance.now() - started };
+}
+
+async function expectFailure(
+  options: DiscoveryOptions,
+  code: ErrorCode,
+  message: RegExp,
+): Promise<number> {
+  const { error, ms } = await failure(options);
+  expect(error.code).toBe(code);
+  expect(error.message).toMatch(message);
+  return ms;
+}
+
+const tool = (name: string, extra: Partial<ToolFixture> = {}): ToolFixture => ({
+  name,
+  description: `The ${name} tool`,
+  inputSchema: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] },
+  ...extra,
+});
+
+describe('against the reference server (server-everything, 2025-11-25 with sessions)', () => {
+  let everything: Running & { log(): string };
+  beforeAll(async () => {
+    everything = await startEverything();
+  });
+  afterAll(async () => {
+    await everything.close();
+  });
+
+  async function sdkListTools(url: string): Promise<Tool[]> {
+    const client = new Client({ name: 'reference', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    await client.connect(transport);
+    try {
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor === undefined ? {} : { cursor });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return tools;
+    } finally {
+      await transport.terminateSession();
+      await client.close();
+    }
+  }
+
+  it('falls back to initialize and lists exactly the tools the SDK client sees', async () => {
+    const discovered = await discover({ url: everything.url });
+    expect(discovered.protocolVersion).toBe('2025-11-25');
+    expect(discovered.serverInfo?.name).toBe('mcp-servers/everything');
+    expect(discovered.capabilities).toHaveProperty('tools');
+    expect(discovered.tools.length).toBeGreaterThan(5);
+    expect(discovered.tools).toEqual(await sdkListTools(everything.url));
+  });
+
+  it('closes the session it opened', async () => {
+    const before = everything.log().split('session termination request').length;
+    await discover({ url: everything.url });
+    expect(everything.log().split('session termination request').length).toBe(before + 1);
+  });
+});
+
+describe('against a 2026-07-28 server (v2 SDK)', () => {
+  const tools = [
+    tool('search', { title: 'Search', annotations: { readOnlyHint: true } }),
+    tool('write', {
+      outputSchema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+    }),
+  ];
+
+  it('uses server/discover, no handshake, and lists the registered tools', async () => {
+    const server = await track(startModern(() => tools));
+    const discovered = await discover({ url: server.url });
+    expect(discovered.protocolVersion).toBe('2026-07-28');
+    expect(discovered.serverInfo).toEqual({ name: 'fixture', version: '1.2.3' });
+    expect(discovered.tools).toEqual(tools);
+  });
+
+  it('sends the bearer token, and says which setting to check when it is refused', async () => {
+    const server = await track(startModern(() => tools, { token: 's3cret' }));
+    await expect(discover({ url: server.url, token: 's3cret' })).resolves.toMatchObject({
+      tools,
+    });
+    for (const token of [undefined, 'wrong']) {
+      await expectFailure(
+        { url: server.url, token },
+        'MCPOP_DISCOVERY_UNAUTHORIZED',
+        new RegExp(`^401 Unauthorized from ${server.url}: .*check spec.auth.secretRef`),
+      );
+    }
+  });
+});
+
+describe('pagination and answer formats (scripted legacy server)', () => {
+  it('follows nextCursor to the last page and reads SSE answers', async () => {
+    const all = Array.from({ length: 25 }, (_, i) => tool(`t${i}`));
+    const seen: string[] = [];
+    const server = await track(
+      startScripted({
+        sse: true,
+        seen: (method) => seen.push(method),
+        page(cursor) {
+          const start = Number(cursor ?? 0);
+          const next = start + 10 < all.length ? String(start + 10) : undefined;
+          return { tools: all.slice(start, start + 10), nextCursor: next };
+        },
+      }),
+    );
+    const discovered = await discover({ url: server.url });
+    expect(discovered.tools.map((t) => t.name)).toEqual(all.map((t) => t.name));
+    expect(seen).toEqual([
+      'server/discover',
+      'initialize',
+      'notifications/initialized',
+      'tools/list',
+      'tools/list',
+      'tools/list',
+      'DELETE',
+    ]);
+  });
+
+  it('treats nextCursor: null as the last page', async () => {
+    const server = await track(
+      startScripted({ page: () => ({ tools: [tool('a')], nextCursor: null }) }),
+    );
+    expect((await discover({ url: server.url })).tools).toHaveLength(1);
+  });
+
+  it('stops a cursor loop', async () => {
+    const server = await track(startScripted({ page: () => ({ tools: [], nextCursor: 'again' }) }));
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_ENDLESS_PAGES',
+      /cursor "again" came back on page 2/,
+    );
+  });
+
+  it('stops pagination that never ends', async () => {
+    const server = await track(
+      startScripted({
+        page: (cursor) => ({ tools: [], nextCursor: `${Number(cursor ?? 0) + 1}` }),
+      }),
+    );
+    await expectFailure(
+      { url: server.url, maxPages: 20 },
+      'MCPOP_DISCOVERY_ENDLESS_PAGES',
+      /more than 20 pages/,
+    );
+  });
+
+  it('stops at 10,000 tools without reading further pages', async () => {
+    let pages = 0;
+    const server = await track(
+      startScripted({
+        page(cursor) {
+          pages++;
+          const start = Number(cursor ?? 0);
+          const tools = Array.from({ length: 500 }, (_, i) => tool(`t${start + i}`));
+          return { tools, nextCursor: start + 500 < 10_000 ? String(start + 500) : undefined };
+        },
+      }),
+    );
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_TOO_MANY_TOOLS',
+      /more than 1000 tools/,
+    );
+    expect(pages).toBe(3);
+  });
+
+  it('names the tool and field of an invalid definition', async () => {
+    const broken = { name: 'broken', inputSchema: { properties: {} } };
+    const server = await track(startScripted({ page: () => ({ tools: [tool('fine'), broken] }) }));
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_INVALID_RESULT',
+      /invalid tools\/list result from .* at \/tools\/1\/inputSchema\/type: .*\(tool 'broken'\)/,
+    );
+  });
+
+  it('rejects two tools with one name', async () => {
+    const server = await track(
+      startScripted({ page: () => ({ tools: [tool('twin'), tool('twin')] }) }),
+    );
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_DUPLICATE_TOOL',
+      /'twin' more than once/,
+    );
+  });
+});
+
+describe('hostile and broken servers end as a clear error within the budget', () => {
+  const budget = { timeoutMs: 1000 };
+
+  it('500 on every request', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('database on fire');
+      }),
+    );
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_HTTP_STATUS',
+      /^HTTP 500 from .* for server\/discover: database on fire$/,
+    );
+  });
+
+  it('invalid JSON', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0",');
+      }),
+    );
+    await expectFailure({ url: server.url }, 'MCPOP_DISCOVERY_BAD_RESPONSE', /invalid JSON/);
+  });
+
+  it('a server that accepts the request and never answers', async () => {
+    const server = await track(startHttp(() => undefined));
+    const ms = await expectFailure(
+      { url: server.url, ...budget },
+      'MCPOP_DISCOVERY_TIMEOUT',
+      /did not answer server\/discover within the discovery budget of 1000 ms/,
+    );
+    expect(ms).toBeLessThan(budget.timeoutMs + 1000);
+  });
+
+  it('a never-ending SSE stream of keep-alives', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const timer = setInterval(() => res.write(': keep-alive\n\n'), 5);
+        res.on('close', () => clearInterval(timer));
+      }),
+    );
+    const ms = await expectFailure(
+      { url: server.url, ...budget },
+      'MCPOP_DISCOVERY_TIMEOUT',
+      /budget/,
+    );
+    expect(ms).toBeLessThan(budget.timeoutMs + 1000);
+  });
+
+  it('a never-ending SSE stream of data, stopped by the byte budget', async () => {
+    const event = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { data: 'x'.repeat(1000) } })}\n\n`;
+    const server = await track(
+      startHttp((_req, res) => flood(res, 'text/event-stream', () => event)),
+    );
+    await expectFailure(
+      { url: server.url, maxBytes: 1024 * 1024 },
+      'MCPOP_DISCOVERY_TOO_LARGE',
+      /more than 1048576 bytes/,
+    );
+  });
+
+  it('a 50 MB tool list is cut off at the byte budget, not buffered', async () => {
+    const total = 50 * 1024 * 1024;
+    const big = JSON.stringify(tool('big', { description: 'y'.repeat(64 * 1024) }));
+    let sent = 0;
+    const server = await track(
+      startScripted({
+        page: () => ({ tools: [] }),
+        override(message, res) {
+          if (message.method !== 'tools/list') return false;
+          const head = `{"jsonrpc":"2.0","id":${message.id},"result":{"tools":[${big}`;
+          flood(res, 'application/json', () => {
+            if (sent >= total) return null;
+            const chunk = sent === 0 ? head : `,${big}`;
+            sent += chunk.length;
+            return chunk;
+          });
+          return true;
+        },
+      }),
+    );
+    const ms = await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_TOO_LARGE',
+      /sent more than 8388608 bytes/,
+    );
+    expect(ms).toBeLessThan(5000);
+    expect(sent).toBeLessThan(total / 2);
+  });
+
+  it('a connection dropped in the middle of an answer', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        res.write('{"jsonrpc":"2.0"');
+        setTimeout(() => res.destroy(), 20);
+      }),
+    );
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_BAD_RESPONSE',
+      /connection lost while reading/,
+    );
+  });
+
+  it('nothing listening', async () => {
+    const server = await startHttp(() => undefined);
+    await server.close();
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_UNREACHABLE',
+      /ECONNREFUSED.*check that the server runs/,
+    );
+  });
+
+  it('a redirect is not followed (it could carry the token elsewhere)', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(307, { location: 'http://example.com/mcp' }).end();
+      }),
+    );
+    await expectFailure(
+      { url: server.url, token: 't' },
+      'MCPOP_DISCOVERY_HTTP_STATUS',
+      /HTTP 307 .*redirected to http:\/\/example.com\/mcp/,
+    );
+  });
+
+  it('cancellation by the caller', async () => {
+    const server = await track(startHttp(() => undefined));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await expectFailure(
+      { url: server.url, signal: controller.signal },
+      'MCPOP_DISCOVERY_CANCELLED',
+      /cancelled/,
+    );
+  });
+
+  it('error messages do not show the URL query (it may hold a secret)', async () => {
+    const server = await track(startHttp((_req, res) => void res.writeHead(500).end()));
+    const { error } = await failure({ url: `${server.url}?key=secret` });
+    expect(error.message).toMatch(/^HTTP 500 from http:\/\/127.0.0.1:\d+\/mcp for/);
+    expect(error.message).not.toMatch(/secret/);
+  });
+
+  it('refuses credentials in the URL without echoing them', async () => {
+    const { error } = await failure({ url: 'http://user:pw@127.0.0.1:1/mcp' });
+    expect(error.code).toBe('MCPOP_DISCOVERY_UNREACHABLE');
+    expect(error.message).toMatch(/spec.auth.secretRef/);
+    expect(error.message).not.toMatch(/user|pw/);
+  });
+});
+
+describe('choosing between 2026-07-28 and the handshake', () => {
+  function answeringProbe(status: number, body: object | undefined) {
+    const seen: string[] = [];
+    const server = startScripted({
+      page: () => ({ tools: [tool('a')] }),
+      seen: (method) => seen.push(method),
+      override(message, res) {
+        if (message.method !== 'server/discover') return false;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(body && JSON.stringify(body));
+        return true;
+      },
+    });
+    return { seen, server };
+  }
+
+  it.each([
+    ['an empty 400', 400, undefined],
+    ['404 without a JSON-RPC error', 404, { message: 'Not Found' }],
+    ['405', 405, undefined],
+    [
+      'a JSON-RPC method-not-found in a 200',
+      200,
+      { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } },
+    ],
+    [
+      'an unsupported-version error that offers 2025-11-25',
+      400,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32022, message: 'Unsupported', data: { supported: ['2025-11-25'] } },
+      },
+    ],
+  ])('falls back to initialize on %s', async (_name, status, body) => {
+    const { seen, server } = answeringProbe(status, body);
+    const running = await track(server);
+    const discovered = await discover({ url: running.url });
+    expect(discovered.protocolVersion).toBe('2025-11-25');
+    expect(seen.slice(0, 3)).toEqual([
+      'server/discover',
+      'initialize',
+      'notifications/initialized',
+    ]);
+  });
+
+  it('does not fall back on a modern error, and reports it', async () => {
+    const body = { jsonrpc: '2.0', id: 1, error: { code: -32020, message: 'Header mismatch' } };
+    const { seen, server } = answeringProbe(400, body);
+    const running = await track(server);
+    await expectFailure(
+      { url: running.url },
+      'MCPOP_DISCOVERY_HTTP_STATUS',
+      /HTTP 400 .*Header mismatch/,
+    );
+    expect(seen).toEqual(['server/discover']);
+  });
+
+  it('reports a server that speaks no revision discovery knows', async () => {
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32022, message: 'Unsupported', data: { supported: ['2030-01-01'] } },
+    };
+    const { server } = answeringProbe(400, body);
+    const running = await track(server);
+    await expectFailure(
+      { url: running.url },
+      'MCPOP_DISCOVERY_UNSUPPORTED_VERSION',
+      /server: 2030-01-01/,
+    );
+  });
+});
+
+/** Write chunks from `next` as fast as the client reads them, until it returns null or the client leaves. */
+function flood(res: ServerResponse, contentType: string, next: () => string | null): void {
+  res.writeHead(200, { 'content-type': contentType });
+  const pump = () => {
+    for (;;) {
+      const chunk = next();
+      if (chunk === null) return void res.end();
+      if (!res.write(chunk)) return void res.once('drain', pump);
+    }
+  };
+  res.on('close', () => res.removeAllListeners('drain'));
+  pump();
+}

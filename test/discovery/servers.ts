@@ -1,0 +1,204 @@
+/**
+ * Real MCP servers for discovery tests, each on 127.0.0.1 with a port the kernel picks:
+ * - `startEverything()`: the reference server `@modelcontextprotocol/server-everything` in its
+ *   Streamable HTTP mode (SDK 1.x, revision 2025-11-25, sessions), as its own process.
+ * - `startModern(tools)`: a server built with the v2 SDK (`createMcpHandler`), which speaks
+ *   2026-07-28 (`server/discover`, stateless) and serves 2025 clients statelessly.
+ * - `startScripted(script)`: a small legacy-era MCP server written here, whose tools/list pages
+ *   a test controls (pagination, size, broken definitions, SSE answers).
+ * - `startHttp(handler)`: a plain node:http server for hostile and broken behaviour.
+ * Each returns `close()`, which ends open connections and the process it started.
+ */
+
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
+
+export interface Running {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startHttp(
+  handler: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>,
+): Promise<Running & { server: Server }> {
+  const server = createServer((req, res) => {
+    Promise.resolve(handler(req, res)).catch((error: unknown) => {
+      res.destroy(error as Error);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://127.0.0.1:${port}/mcp`,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+/** A tool as a test writes it: plain JSON, exactly what tools/list should return. */
+export interface ToolFixture {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: { type: 'object'; [key: string]: unknown };
+  outputSchema?: { type: 'object'; [key: string]: unknown };
+  annotations?: Record<string, boolean | string>;
+}
+
+export async function startModern(
+  tools: () => readonly ToolFixture[],
+  options: { token?: string } = {},
+): Promise<Running> {
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: 'fixture', version: '1.2.3' });
+    for (const tool of tools()) {
+      server.registerTool(
+        tool.name,
+        {
+          title: tool.title,
+          description: tool.description,
+          inputSchema: fromJsonSchema(tool.inputSchema),
+          outputSchema: tool.outputSchema && fromJsonSchema(tool.outputSchema),
+          annotations: tool.annotations,
+        },
+        () => ({ content: [{ type: 'text', text: 'ok' }] }),
+      );
+    }
+    return server;
+  });
+  const node = toNodeHandler(handler);
+  const running = await startHttp(async (req, res) => {
+    if (options.token !== undefined && req.headers.authorization !== `Bearer ${options.token}`) {
+      res.writeHead(401, { 'www-authenticate': 'Bearer' }).end();
+      return;
+    }
+    await node(req, res);
+  });
+  return {
+    url: running.url,
+    async close() {
+      await handler.close();
+      await running.close();
+    },
+  };
+}
+
+const require = createRequire(import.meta.url);
+
+/** The reference server as a child process; resolves once it listens. */
+export async function startEverything(): Promise<Running & { log(): string }> {
+  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+  const port = await freePort();
+  const child = spawn(process.execPath, [entry, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    const append = (chunk: Buffer) => {
+      log += chunk.toString();
+      if (log.includes('listening on port')) resolve();
+    };
+    child.stdout.on('data', append);
+    child.stderr.on('data', append);
+    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${log}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    log: () => log,
+    async close() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  const probe = await startHttp(() => undefined);
+  const port = Number(new URL(probe.url).port);
+  await probe.close();
+  return port;
+}
+
+/** What a scripted server answers; anything not given behaves like a plain legacy server. */
+export interface Script {
+  /** The tools/list page for a cursor (undefined: the first page). */
+  page(cursor: string | undefined): { tools: unknown[]; nextCursor?: unknown };
+  /** Answer requests as an SSE stream, with a progress notification before the response. */
+  sse?: boolean;
+  /** Called for each JSON-RPC method (and for DELETE) the server receives. */
+  seen?: (method: string) => void;
+  /** Answers a message itself instead of the script when it returns true. */
+  override?: (message: { id?: number; method: string }, res: ServerResponse) => boolean;
+}
+
+/**
+ * Speaks 2025-11-25 the way SDK 1.x servers do: a modern probe without a session gets
+ * 400 "Server not initialized"; initialize gets a session id; DELETE ends the session.
+ */
+export function startScripted(script: Script): Promise<Running & { server: Server }> {
+  return startHttp(async (req, res) => {
+    if (req.method === 'DELETE') {
+      script.seen?.('DELETE');
+      res.writeHead(200).end();
+      return;
+    }
+    const message = JSON.parse(await bodyOf(req)) as {
+      id?: number;
+      method: string;
+      params?: { cursor?: string };
+    };
+    script.seen?.(message.method);
+    if (script.override?.(message, res) === true) return;
+    if (message.id === undefined) {
+      res.writeHead(202).end();
+      return;
+    }
+    if (message.method !== 'initialize' && req.headers['mcp-session-id'] !== 'session-1') {
+      const error = { code: -32000, message: 'Bad Request: Server not initialized' };
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error }));
+      return;
+    }
+    const result =
+      message.method === 'initialize'
+        ? {
+            protocolVersion: '2025-11-25',
+            capabilities: { tools: {} },
+            serverInfo: { name: 'scripted', version: '0.0.1' },
+          }
+        : script.page(message.params?.cursor);
+    respond(res, script.sse === true, { jsonrpc: '2.0', id: message.id, result });
+  });
+}
+
+function respond(res: ServerResponse, sse: boolean, message: object): void {
+  const headers = { 'mcp-session-id': 'session-1' };
+  if (!sse) {
+    res.writeHead(200, { ...headers, 'content-type': 'application/json' });
+    res.end(JSON.stringify(message));
+    return;
+  }
+  res.writeHead(200, { ...headers, 'content-type': 'text/event-stream' });
+  const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } };
+  res.write(`id: 1\ndata:\n\n`);
+  res.write(`: a comment line\n\nevent: message\ndata: ${JSON.stringify(progress)}\n\n`);
+  res.end(`id: 2\ndata: ${JSON.stringify(message)}\n\n`);
+}
+
+export async function bodyOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
