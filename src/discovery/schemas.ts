@@ -47,7 +47,9 @@ export const ToolSchema = Type.Object(
     name: Type.String({ minLength: 1 }),
     title: Type.Optional(Type.String()),
     description: Type.Optional(Type.String()),
-    inputSchema: Type.Object({ type: Type.Literal('object') }, Open),
+    inputSchema: Type.Unsafe<{ type: 'object'; [key: string]: unknown }>(
+      Type.Object({ type: Type.Literal('object') }, Open),
+    ),
     outputSchema: Type.Optional(JsonObject),
     annotations: Type.Optional(ToolAnnotationsSchema),
     execution: Type.Optional(JsonObject),

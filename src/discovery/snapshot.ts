@@ -1,0 +1,147 @@
+/**
+ * A snapshot is what one successful discovery found, in two forms:
+ * - compact, for `status.discovery`: per tool its name, whole digest and (abbreviated) field
+ *   digests, so that `kubectl get -o yaml` shows what changed without the schemas;
+ * - full, for the snapshot ConfigMap: every tool definition as the server listed it, with its
+ *   digests in full. It is size-checked against the ConfigMap limit: a tool set that does not
+ *   fit is reported, never silently cut.
+ */
+
+import type { DiscoveredTool, DiscoveryStatus } from '../api/v1alpha1/mcpserver.ts';
+import type { Discovery } from './client.ts';
+import {
+  type Digest,
+  type FieldDigests,
+  DIGEST_FIELDS,
+  fieldDigests,
+  snapshotDigest,
+  toolDigest,
+} from './digest.ts';
+import type { Implementation, Tool } from './schemas.ts';
+
+/** One tool of a snapshot: its definition as listed and its digests in full. */
+export interface SnapshotTool {
+  name: string;
+  digest: Digest;
+  fields: FieldDigests;
+  definition: Tool;
+}
+
+export interface Snapshot {
+  digest: Digest;
+  protocolVersion: string;
+  serverInfo: Implementation | undefined;
+  capabilities: Record<string, unknown>;
+  instructions: string | undefined;
+  /** Ordered by name, so that every rendering of a snapshot is deterministic. */
+  tools: SnapshotTool[];
+}
+
+/** Digest every tool. Throws MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent. */
+export function takeSnapshot(discovery: Discovery): Snapshot {
+  const tools = discovery.tools
+    .map((definition) => ({
+      name: definition.name,
+      digest: toolDigest(definition),
+      fields: fieldDigests(definition),
+      definition,
+    }))
+    .sort((a, b) => compareNames(a.name, b.name));
+  return {
+    digest: snapshotDigest(tools),
+    protocolVersion: discovery.protocolVersion,
+    serverInfo: discovery.serverInfo,
+    capabilities: discovery.capabilities,
+    instructions: discovery.instructions,
+    tools,
+  };
+}
+
+/** UTF-16 code unit order, the order RFC 8785 sorts keys in (and snapshotDigest uses). */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export type CompactDiscovery = Pick<
+  DiscoveryStatus,
+  'protocolVersion' | 'serverInfo' | 'capabilities' | 'toolCount' | 'snapshotDigest' | 'tools'
+>;
+
+/** Hex digits kept of a field digest in status: enough to see which field moved. */
+const STATUS_FIELD_HEX = 12;
+
+/**
+ * The parts of `status.discovery` a snapshot determines (times, lastError and the ConfigMap
+ * name are the caller's). The whole-tool and snapshot digests stay full: they are what
+ * `approve` copies and what the bridge compares. Field digests are abbreviated: they only
+ * attribute a change that the whole digest already proves, so a collision in them could at
+ * worst name the wrong field, never hide a change.
+ */
+export function compactStatus(snapshot: Snapshot): CompactDiscovery {
+  const info = snapshot.serverInfo;
+  return {
+    protocolVersion: snapshot.protocolVersion,
+    ...(info === undefined ? {} : { serverInfo: { name: info.name, version: info.version } }),
+    capabilities: Object.keys(snapshot.capabilities).sort(compareNames),
+    toolCount: snapshot.tools.length,
+    snapshotDigest: snapshot.digest,
+    tools: snapshot.tools.map(compactTool),
+  };
+}
+
+function compactTool(tool: SnapshotTool): DiscoveredTool {
+  const fields: Record<string, string> = {};
+  for (const field of DIGEST_FIELDS) {
+    const digest = tool.fields[field];
+    if (digest !== undefined) fields[field] = abbreviate(digest);
+  }
+  return { name: tool.name, digest: tool.digest, fields };
+}
+
+function abbreviate(digest: Digest): string {
+  return digest.slice(0, 'sha256:'.length + STATUS_FIELD_HEX);
+}
+
+/** The key of the snapshot ConfigMap that holds the full snapshot. */
+export const SNAPSHOT_KEY = 'snapshot.json';
+
+/**
+ * Total size of a ConfigMap's data: the API server refuses more than 1 MiB
+ * (k8s.io/kubernetes pkg/apis/core/validation: ValidateConfigMap, MaxSecretSize).
+ */
+export const CONFIGMAP_LIMIT_BYTES = 1024 * 1024;
+
+export type ConfigMapData =
+  | { fits: true; data: Record<string, string>; bytes: number }
+  | {
+      fits: false;
+      bytes: number;
+      limit: number;
+      /** The largest tools, biggest first, so the message can say what takes the room. */
+      largest: { name: string; bytes: number }[];
+    };
+
+/**
+ * The snapshot ConfigMap's data, or why it does not fit. JSON with one tool per line: compact
+ * enough to fit hundreds of tools, still readable and greppable with `kubectl get -o yaml`.
+ */
+export function snapshotConfigMap(
+  snapshot: Snapshot,
+  limit = CONFIGMAP_LIMIT_BYTES,
+): ConfigMapData {
+  const header = JSON.stringify({
+    snapshotDigest: snapshot.digest,
+    protocolVersion: snapshot.protocolVersion,
+    serverInfo: snapshot.serverInfo,
+    instructions: snapshot.instructions,
+  });
+  const lines = snapshot.tools.map((tool) => JSON.stringify(tool));
+  const text = `${header.slice(0, -1)},"tools":[\n${lines.join(',\n')}\n]}\n`;
+  const bytes = Buffer.byteLength(SNAPSHOT_KEY) + Buffer.byteLength(text);
+  if (bytes <= limit) return { fits: true, data: { [SNAPSHOT_KEY]: text }, bytes };
+  const largest = snapshot.tools
+    .map((tool, i) => ({ name: tool.name, bytes: Buffer.byteLength(lines[i] ?? '') }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, 5);
+  return { fits: false, bytes, limit, largest };
+}
