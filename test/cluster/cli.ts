@@ -1,0 +1,170 @@
+/**
+ * `npm run cluster -- <command>`: a control plane for poking at by hand or from scripts.
+ *
+ *   up      start one in the background (builds binaries first if needed); the last line printed
+ *           is `KUBECONFIG=<path>`
+ *   down    stop it and remove its files
+ *   status  say whether it runs, with its components' pids and ports
+ *   build   only build the binaries
+ *
+ * `up` starts a detached daemon (this file's internal `serve` command) that holds the control
+ * plane and writes `state.json` once it is ready. State lives in `.cluster/` at the repository
+ * root, or in $MCP_OPERATOR_CLUSTER_DIR.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ensureBinaries } from './build.ts';
+import { ControlPlane, type Component } from './control-plane.ts';
+import { poll } from './probe.ts';
+import { isAlive } from './processes.ts';
+
+interface State {
+  pid: number;
+  kubeconfig: string;
+  server: string;
+  components: Component[];
+}
+
+const stateDir =
+  process.env.MCP_OPERATOR_CLUSTER_DIR ?? join(import.meta.dirname, '..', '..', '.cluster');
+const stateFile = join(stateDir, 'state.json');
+const runDir = join(stateDir, 'run');
+const daemonLog = join(stateDir, 'daemon.log');
+
+async function readState(): Promise<State | undefined> {
+  try {
+    return JSON.parse(await readFile(stateFile, 'utf8')) as State;
+  } catch {
+    return undefined;
+  }
+}
+
+async function up(): Promise<number> {
+  const running = await readState();
+  if (running && isAlive(running.pid)) {
+    console.log(`a control plane is already running (daemon pid ${running.pid})`);
+    console.log(`KUBECONFIG=${running.kubeconfig}`);
+    return 0;
+  }
+  await cleanUp(running);
+  await ensureBinaries();
+  await mkdir(stateDir, { recursive: true });
+  const log = openSync(daemonLog, 'w');
+  const daemon = spawn(process.execPath, [import.meta.filename, 'serve'], {
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
+  closeSync(log);
+  daemon.unref();
+  const daemonPid = daemon.pid ?? 0;
+  console.log(`starting the control plane (daemon pid ${daemonPid}, log ${daemonLog})`);
+  try {
+    const state = await poll(
+      'the control plane',
+      async () => ((await readState())?.pid === daemonPid ? readState() : undefined),
+      {
+        timeoutMs: 180_000,
+        intervalMs: 200,
+        abort: () => {
+          if (!isAlive(daemonPid)) throw new Error('the daemon exited');
+        },
+      },
+    );
+    console.log(`KUBECONFIG=${state.kubeconfig}`);
+    return 0;
+  } catch (error) {
+    const logText = await readFile(daemonLog, 'utf8').catch(() => '');
+    console.error(`${(error as Error).message}\n--- ${daemonLog} ---\n${logText.trimEnd()}`);
+    await down();
+    return 1;
+  }
+}
+
+/** The daemon: runs the control plane until SIGTERM or until a component dies. */
+async function serve(): Promise<number> {
+  const plane = await ControlPlane.start({
+    binaries: await ensureBinaries(),
+    dir: runDir,
+    log: (line) => console.log(line),
+  });
+  const state: State = {
+    pid: process.pid,
+    kubeconfig: plane.kubeconfigPath,
+    server: plane.server,
+    components: plane.components(),
+  };
+  await writeFile(`${stateFile}.tmp`, JSON.stringify(state, null, 2));
+  await rename(`${stateFile}.tmp`, stateFile);
+  // SIGTERM (from `down`) is handled by processes.ts: it kills the components, removes runDir
+  // and ends this process. Until then, watch for a component that dies on its own.
+  const dead = await plane.whenAnyExits();
+  console.error(
+    `${dead.name} exited unexpectedly (see ${dead.logFile}); stopping the control plane`,
+  );
+  await plane.stop();
+  return 1;
+}
+
+async function down(): Promise<number> {
+  const state = await readState();
+  if (state === undefined) {
+    console.log('no control plane is running');
+    return 0;
+  }
+  if (isAlive(state.pid)) process.kill(state.pid, 'SIGTERM');
+  await cleanUp(state);
+  console.log('control plane stopped');
+  return 0;
+}
+
+/** Waits for the daemon and its components to go, forcing them after a while, and removes the files. */
+async function cleanUp(state: State | undefined): Promise<void> {
+  const pids = state ? [state.pid, ...state.components.map((c) => c.pid)] : [];
+  try {
+    await poll(
+      'the control plane to stop',
+      () => Promise.resolve(pids.some(isAlive) ? undefined : true),
+      {
+        timeoutMs: 15_000,
+      },
+    );
+  } catch {
+    for (const pid of pids.filter(isAlive)) process.kill(pid, 'SIGKILL');
+  }
+  await rm(runDir, { recursive: true, force: true });
+  await rm(stateFile, { force: true });
+}
+
+async function status(): Promise<number> {
+  const state = await readState();
+  if (state === undefined || !isAlive(state.pid)) {
+    console.log('no control plane is running');
+    return 1;
+  }
+  console.log(`control plane at ${state.server} (daemon pid ${state.pid})`);
+  for (const c of state.components) {
+    const ports = c.ports.length > 0 ? ` ports ${c.ports.join(',')}` : '';
+    console.log(
+      `  ${c.name.padEnd(24)} pid ${c.pid} ${isAlive(c.pid) ? 'running' : 'GONE'}${ports}`,
+    );
+  }
+  console.log(`KUBECONFIG=${state.kubeconfig}`);
+  return 0;
+}
+
+async function build(): Promise<number> {
+  await ensureBinaries();
+  return 0;
+}
+
+const COMMANDS: Record<string, () => Promise<number>> = { up, down, status, build, serve };
+
+const command = COMMANDS[process.argv[2] ?? ''];
+if (command === undefined) {
+  console.error('usage: npm run cluster -- up | down | status | build');
+  process.exitCode = 2;
+} else {
+  process.exitCode = await command();
+}

@@ -1,0 +1,113 @@
+/**
+ * The harness cleans up after itself: after a stop, and after its own process is killed, no
+ * component process, listening port or working directory is left. These tests start control
+ * planes of their own next to the shared one.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ensureBinaries } from './build.ts';
+import { ControlPlane, type Component } from './control-plane.ts';
+import { isAlive } from './processes.ts';
+import { waitFor } from './testing.ts';
+
+const execFileAsync = promisify(execFile);
+const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+}
+
+async function expectAllGone(components: Component[]): Promise<void> {
+  for (const { name, pid } of components) expect(isAlive(pid), `${name} (pid ${pid})`).toBe(false);
+  for (const port of components.flatMap((c) => c.ports)) {
+    expect(await refused(port), `port ${port}`).toBe(true);
+  }
+}
+
+describe('ControlPlane', () => {
+  it('leaves no process, port or directory behind after stop()', async () => {
+    const binaries = await ensureBinaries();
+    const started = Date.now();
+    const plane = await ControlPlane.start({ binaries, nodes: 1, log: () => {} });
+    console.log(`warm start: ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    const components = plane.components();
+    expect(components.map((c) => c.name)).toEqual(COMPONENTS);
+    expect(components.every((c) => isAlive(c.pid))).toBe(true);
+
+    await plane.stop();
+
+    await expectAllGone(components);
+    expect(existsSync(plane.dir)).toBe(false);
+  });
+});
+
+describe('npm run cluster', () => {
+  let stateDir: string;
+  const cli = async (command: string): Promise<string> => {
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [join(import.meta.dirname, 'cli.ts'), command],
+      { env: { ...process.env, MCP_OPERATOR_CLUSTER_DIR: stateDir } },
+    );
+    return stdout;
+  };
+  const components = async (): Promise<Component[]> =>
+    (
+      JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8')) as {
+        components: Component[];
+      }
+    ).components;
+
+  beforeEach(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'mcp-operator-cli-test-'));
+  });
+  afterEach(async () => {
+    await cli('down');
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  it('up prints a KUBECONFIG that kubectl can use, and down stops everything', async () => {
+    const lastLine = (await cli('up')).trimEnd().split('\n').at(-1) ?? '';
+    expect(lastLine).toMatch(/^KUBECONFIG=\//);
+    const kubeconfig = lastLine.slice('KUBECONFIG='.length);
+    const running = await components();
+
+    const { stdout } = await execFileAsync('kubectl', ['get', 'nodes', '--no-headers'], {
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+    });
+    expect(stdout).toMatch(/^kwok-node-0\s+Ready/m);
+
+    expect(await cli('down')).toContain('stopped');
+    await expectAllGone(running);
+    expect(existsSync(kubeconfig)).toBe(false);
+  });
+
+  it('takes the components down with it when its daemon is killed', async () => {
+    await cli('up');
+    const { pid } = JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8')) as {
+      pid: number;
+    };
+    const running = await components();
+
+    // SIGKILL runs no handler in the daemon: only the kernel's parent-death signal is left.
+    process.kill(pid, 'SIGKILL');
+
+    await waitFor('every component to exit', () =>
+      Promise.resolve(running.every((c) => !isAlive(c.pid))),
+    );
+    await expectAllGone(running);
+  });
+});
