@@ -45,7 +45,7 @@ const KWOK_STAGES = [
   'kustomize/stage/pod/fast/pod-delete.yaml',
 ];
 
-const RECIPES: Record<string, Recipe> = {
+const RECIPES = {
   kubernetes: {
     module: 'k8s.io/kubernetes',
     binaries: {
@@ -98,7 +98,10 @@ const RECIPES: Record<string, Recipe> = {
       ];
     },
   },
-};
+} satisfies Record<string, Recipe>;
+
+/** A wrapper module in test/cluster/go/. */
+export type WrapperModule = keyof typeof RECIPES;
 
 /** Reads `<module> vX.Y.Z` from a go.mod's require block. */
 export function moduleVersion(goMod: string, module: string): string {
@@ -131,6 +134,11 @@ interface Plan {
   version: string;
   dir: string;
   goMod: string;
+}
+
+/** The cache directory that holds (or will hold) a component's binaries. */
+export async function cacheDir(component: WrapperModule): Promise<string> {
+  return (await plan(component, RECIPES[component], join(cacheRoot(), 'bin'))).dir;
 }
 
 async function plan(component: string, recipe: Recipe, binRoot: string): Promise<Plan> {
@@ -179,7 +187,7 @@ export async function ensureBinaries(
   await mkdir(binRoot, { recursive: true });
   await removeAbandonedBuilds(binRoot);
   const paths: Partial<Binaries> = {};
-  for (const [component, recipe] of Object.entries(RECIPES)) {
+  for (const [component, recipe] of Object.entries(RECIPES) as [WrapperModule, Recipe][]) {
     const wanted = Object.keys(recipe.binaries) as BinaryName[];
     if (!wanted.some((name) => names.includes(name))) continue;
     const p = await plan(component, recipe, binRoot);
