@@ -161,7 +161,7 @@ export const ResourceRequirements = Type.Object(
   },
   {
     description:
-      'Compute resources of the server container. Defaults: requests cpu 50m, memory 64Mi; limits memory 512Mi.',
+      'Compute resources of the server container, used as given. When unset, the operator default applies (out of the box: requests cpu 50m, memory 64Mi; limit memory 512Mi).',
   },
 );
 

@@ -161,12 +161,14 @@ const Approved = Type.Object(
       Type.Object(
         {
           name: LocalObjectReference.properties.name,
-          key: Type.String({
-            description: `Key holding the tools list (YAML or JSON, the shape of approved.tools). Defaults to ${DEFAULTS.approvedKey}.`,
-            default: DEFAULTS.approvedKey,
-            minLength: 1,
-            maxLength: CONFIG_KEY_MAX,
-          }),
+          key: Type.Optional(
+            Type.String({
+              description: `Key holding the tools list (YAML or JSON, the shape of approved.tools). Defaults to ${DEFAULTS.approvedKey}.`,
+              default: DEFAULTS.approvedKey,
+              minLength: 1,
+              maxLength: CONFIG_KEY_MAX,
+            }),
+          ),
         },
         {
           description: 'A ConfigMap holding the approved tools, for sets too large to inline.',
@@ -225,12 +227,14 @@ const Auth = Type.Object(
     secretRef: Type.Object(
       {
         name: LocalObjectReference.properties.name,
-        key: Type.String({
-          description: `Key of the Secret holding the token. Defaults to ${DEFAULTS.authKey}.`,
-          default: DEFAULTS.authKey,
-          minLength: 1,
-          maxLength: CONFIG_KEY_MAX,
-        }),
+        key: Type.Optional(
+          Type.String({
+            description: `Key of the Secret holding the token. Defaults to ${DEFAULTS.authKey}.`,
+            default: DEFAULTS.authKey,
+            minLength: 1,
+            maxLength: CONFIG_KEY_MAX,
+          }),
+        ),
       },
       { description: 'The Secret (same namespace) holding the bearer token.' },
     ),

@@ -1,0 +1,62 @@
+/**
+ * The enforcement policy of a stdio server under `driftPolicy: Enforce` (issue 5): the approved
+ * tools by digest and the allowlist, in a ConfigMap mounted into the bridge. The kubelet
+ * updates a mounted ConfigMap in place, so a new approval reaches running bridges without a
+ * restart; that is also why the policy is not part of the pod template checksum.
+ */
+
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { ApprovedTool } from '../../api/v1alpha1/mcpserver.ts';
+import { toolDigest, type Digest } from '../../discovery/digest.ts';
+import { objectMeta, objectNames, type StoredMCPServer } from './metadata.ts';
+
+export const POLICY_KEY = 'policy.json';
+export const POLICY_MOUNT_PATH = '/etc/mcp-operator/policy';
+export const POLICY_FILE = `${POLICY_MOUNT_PATH}/${POLICY_KEY}`;
+
+/** What the bridge enforces: only tools whose digest is approved, and (if set) allowed. */
+export interface BridgePolicy {
+  approved: { name: string; digest: Digest }[];
+  /** Absent: every approved tool is allowed. */
+  allow?: string[];
+}
+
+export function isEnforced(server: StoredMCPServer): boolean {
+  return server.spec.transport === 'stdio' && server.spec.tools?.driftPolicy === 'Enforce';
+}
+
+/** An approved entry carries its digest, or the definition the digest is computed from. */
+function approvedDigest(tool: ApprovedTool): Digest {
+  return (tool.digest as Digest | undefined) ?? toolDigest({ ...tool.definition, name: tool.name });
+}
+
+/**
+ * The policy from the inline approved tools, or from the ones the caller read from the
+ * referenced ConfigMap. Nothing resolved means nothing approved: the bridge refuses every tool
+ * rather than let an unreviewed one through.
+ */
+export function bridgePolicy(
+  server: StoredMCPServer,
+  approvedTools: readonly ApprovedTool[] = [],
+): BridgePolicy {
+  const tools = server.spec.tools;
+  const approved = (tools?.approved?.tools ?? approvedTools).map((tool) => ({
+    name: tool.name,
+    digest: approvedDigest(tool),
+  }));
+  approved.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const allow = tools?.allow;
+  return allow === undefined || allow.length === 0 ? { approved } : { approved, allow };
+}
+
+export function policyConfigMap(
+  server: StoredMCPServer,
+  approvedTools?: readonly ApprovedTool[],
+): V1ConfigMap {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: objectMeta(server, objectNames(server).policyConfigMap),
+    data: { [POLICY_KEY]: `${JSON.stringify(bridgePolicy(server, approvedTools), null, 2)}\n` },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * render(mcpServer) → the objects that should exist for it. Pure: the same inputs give the
+ * same objects, byte for byte, so server-side apply of an unchanged server writes nothing.
+ * The reconciler applies what this returns and deletes owned objects it no longer returns.
+ */
+
+import type {
+  V1ConfigMap,
+  V1Deployment,
+  V1Service,
+  V1ServiceAccount,
+} from '@kubernetes/client-node';
+import { MCP_PORT_NAME, effectivePath, effectivePort } from './containers.ts';
+import { objectMeta, objectNames, selectorLabels, type StoredMCPServer } from './metadata.ts';
+import type { RenderOptions, Resolved } from './options.ts';
+import { effectiveReplicas, podTemplate } from './pod.ts';
+import { isEnforced, policyConfigMap } from './policy.ts';
+
+export type DesiredObject = V1ServiceAccount | V1ConfigMap | V1Service | V1Deployment;
+
+/** Kinds render may return, in the order to apply them (a pod needs its SA and ConfigMap). */
+export const RENDERED_KINDS = ['ServiceAccount', 'ConfigMap', 'Service', 'Deployment'] as const;
+
+/**
+ * A few old ReplicaSets suffice to roll back; the default of 10 per server adds up to
+ * thousands of idle objects in a cluster with many MCP servers.
+ */
+const REVISION_HISTORY_LIMIT = 3;
+
+function deployment(
+  server: StoredMCPServer,
+  options: RenderOptions,
+  resolved: Resolved,
+): V1Deployment {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: objectMeta(server, objectNames(server).deployment),
+    spec: {
+      replicas: effectiveReplicas(server),
+      revisionHistoryLimit: REVISION_HISTORY_LIMIT,
+      selector: { matchLabels: selectorLabels(server) },
+      template: podTemplate(server, options, resolved),
+    },
+  };
+}
+
+function service(server: StoredMCPServer): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: objectMeta(server, objectNames(server).service),
+    spec: {
+      type: 'ClusterIP',
+      selector: selectorLabels(server),
+      ports: [
+        {
+          name: MCP_PORT_NAME,
+          port: effectivePort(server),
+          targetPort: MCP_PORT_NAME,
+          protocol: 'TCP',
+          appProtocol: 'http',
+        },
+      ],
+    },
+  };
+}
+
+function serviceAccount(server: StoredMCPServer): V1ServiceAccount {
+  return {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: objectMeta(server, objectNames(server).serviceAccount),
+    automountServiceAccountToken: false,
+  };
+}
+
+/** The objects for `server`, in RENDERED_KINDS order. A url server gets none. */
+export function render(
+  server: StoredMCPServer,
+  options: RenderOptions,
+  resolved: Resolved = {},
+): DesiredObject[] {
+  if (server.spec.image === undefined) return [];
+  return [
+    ...(server.spec.pod?.serviceAccountName === undefined ? [serviceAccount(server)] : []),
+    ...(isEnforced(server) ? [policyConfigMap(server, resolved.approvedTools)] : []),
+    service(server),
+    deployment(server, options, resolved),
+  ];
+}
+
+/**
+ * The MCP endpoint clients in the cluster use: the Service for a deployed server (the
+ * namespace-qualified `.svc` name resolves from any namespace), or spec.url.
+ */
+export function endpointOf(server: StoredMCPServer): string {
+  if (server.spec.url !== undefined) return server.spec.url;
+  const { service: name } = objectNames(server);
+  return `http://${name}.${server.metadata.namespace}.svc:${effectivePort(server)}${effectivePath(server)}`;
+}
