@@ -8,5 +8,8 @@ import { apiDocs } from './docs.ts';
 
 export const GENERATED_FILES: Readonly<Record<string, () => string>> = {
   [CRD_FILE]: crdYaml,
+  // The chart applies the CRD as a template (see charts/mcp-operator/templates/crd.yaml), and a
+  // chart can only read files inside itself.
+  [`charts/mcp-operator/files/${CRD_FILE}`]: crdYaml,
   'docs/api.md': apiDocs,
 };
