@@ -1,0 +1,314 @@
+/**
+ * Drift: how the tools a server lists differ from the approved baseline. A pure function of
+ * the snapshot, the baseline and the allowlist, with deterministic output (names in RFC 8785
+ * order), so that an unchanged server produces an unchanged status and no API write.
+ *
+ * What can be said depends on the baseline:
+ * - full definitions: which fields changed and how severe each change is (schema-diff.ts);
+ * - a digest with field digests: which fields changed; severity from the field alone
+ *   (title/description: description-only, annotations: compatible, schemas: breaking, since
+ *   nothing shows that they are not);
+ * - a digest alone: only that the tool changed, reported as breaking for the same reason.
+ */
+
+import { isDeepStrictEqual } from 'node:util';
+import type { DriftSeverity, DriftStatus } from '../api/v1alpha1/mcpserver.ts';
+import { type DigestField, DIGEST_FIELDS, fieldDigests, toolDigest } from './digest.ts';
+import { type Effect, type SchemaChange, diffSchemas } from './schema-diff.ts';
+import { type SnapshotTool, compareNames } from './snapshot.ts';
+
+/** One entry of `spec.tools.approved`: a digest (optionally with field digests) or a definition. */
+export interface BaselineTool {
+  name: string;
+  digest?: string | undefined;
+  /** Field digests as `approve` writes them; full or abbreviated (a prefix is compared). */
+  fields?: Partial<Record<DigestField, string>> | undefined;
+  /** The definition without its name, as `approve --definitions` writes it. */
+  definition?: Record<string, unknown> | undefined;
+}
+
+/** A text the model reads that changed: shown in full by formatDrift, since it is how tools are poisoned. */
+export interface TextChange {
+  field: 'title' | 'description' | 'annotations.title';
+  before: string | undefined;
+  after: string | undefined;
+}
+
+export interface ToolChange {
+  name: string;
+  fields: DigestField[];
+  severity: DriftSeverity;
+  /** What the baseline allowed to be said about this change. */
+  basis: 'definition' | 'field-digests' | 'digest';
+  /** One line per finding, e.g. `inputSchema /properties/mode/enum: removed "b"`. */
+  details: string[];
+  texts: TextChange[];
+}
+
+export interface Drift {
+  /** Listed but not approved. */
+  added: string[];
+  /** Approved but no longer listed. */
+  removed: string[];
+  changed: ToolChange[];
+  /** In spec.tools.allow but not listed. */
+  missingAllowed: string[];
+}
+
+const RANK: Record<DriftSeverity, number> = { 'description-only': 0, compatible: 1, breaking: 2 };
+
+export function computeDrift(
+  tools: readonly SnapshotTool[],
+  baseline: readonly BaselineTool[] | undefined,
+  allow: readonly string[] = [],
+): Drift {
+  const listed = new Map(tools.map((tool) => [tool.name, tool]));
+  const approved = new Map((baseline ?? []).map((tool) => [tool.name, tool]));
+  const changed: ToolChange[] = [];
+  for (const entry of approved.values()) {
+    const current = listed.get(entry.name);
+    const change = current === undefined ? undefined : compareTool(entry, current);
+    if (change !== undefined) changed.push(change);
+  }
+  return {
+    added: baseline === undefined ? [] : sorted([...listed.keys()].filter((n) => !approved.has(n))),
+    removed: sorted([...approved.keys()].filter((name) => !listed.has(name))),
+    changed: changed.sort((a, b) => compareNames(a.name, b.name)),
+    missingAllowed: sorted(allow.filter((name) => !listed.has(name))),
+  };
+}
+
+export function isDrifted(drift: Drift): boolean {
+  return (
+    drift.added.length + drift.removed.length + drift.changed.length + drift.missingAllowed.length >
+    0
+  );
+}
+
+/** The `status.drift` form; `since` is the caller's (it knows when drift first appeared). */
+export function driftStatus(drift: Drift): Omit<DriftStatus, 'since'> {
+  return {
+    added: drift.added,
+    removed: drift.removed,
+    changed: drift.changed.map(({ name, fields, severity }) => ({ name, fields, severity })),
+    missingAllowed: drift.missingAllowed,
+  };
+}
+
+function sorted(names: string[]): string[] {
+  return [...new Set(names)].sort(compareNames);
+}
+
+function compareTool(entry: BaselineTool, current: SnapshotTool): ToolChange | undefined {
+  if (entry.definition !== undefined) {
+    const approved = { ...entry.definition, name: entry.name };
+    if (toolDigest(approved) === current.digest) return undefined;
+    return fromDefinitions(entry.name, approved, current);
+  }
+  if (entry.digest === current.digest) return undefined;
+  if (entry.fields === undefined) {
+    const details = [
+      'the baseline has only a digest: approve with definitions to see what changed',
+    ];
+    return {
+      name: entry.name,
+      fields: [],
+      severity: 'breaking',
+      basis: 'digest',
+      details,
+      texts: [],
+    };
+  }
+  return fromFieldDigests(entry.name, entry.fields, current);
+}
+
+// --- a baseline with field digests ----------------------------------------------------------
+
+const SEVERITY_WITHOUT_DEFINITION: Record<DigestField, DriftSeverity> = {
+  title: 'description-only',
+  description: 'description-only',
+  annotations: 'compatible',
+  inputSchema: 'breaking',
+  outputSchema: 'breaking',
+  execution: 'breaking',
+};
+
+function fromFieldDigests(
+  name: string,
+  approved: Partial<Record<DigestField, string>>,
+  current: SnapshotTool,
+): ToolChange {
+  const fields = DIGEST_FIELDS.filter((field) => {
+    const was = approved[field];
+    const now = current.fields[field];
+    if (was === undefined || now === undefined) return was !== now;
+    return !now.startsWith(was);
+  });
+  return {
+    name,
+    fields,
+    // The whole digest moved but no field did: only the name's case or a field this baseline
+    // did not record can explain it, and nothing shows it harmless.
+    severity: highest(fields.map((field) => SEVERITY_WITHOUT_DEFINITION[field])) ?? 'breaking',
+    basis: 'field-digests',
+    details: fields.map((field) => `${field} changed (the baseline has digests only)`),
+    texts: [],
+  };
+}
+
+// --- a baseline with full definitions -------------------------------------------------------
+
+interface FieldVerdict {
+  severity: DriftSeverity;
+  details: string[];
+  texts: TextChange[];
+}
+
+function fromDefinitions(
+  name: string,
+  approved: { name: string; [key: string]: unknown },
+  current: SnapshotTool,
+): ToolChange {
+  const before = fieldDigests(approved);
+  const fields = DIGEST_FIELDS.filter((field) => before[field] !== current.fields[field]);
+  const after = current.definition as Record<string, unknown>;
+  const verdicts = fields.map((field) => judgeField(field, approved[field], after[field]));
+  return {
+    name,
+    fields,
+    severity: highest(verdicts.map((v) => v.severity)) ?? 'breaking',
+    basis: 'definition',
+    details: verdicts.flatMap((v) => v.details),
+    texts: verdicts.flatMap((v) => v.texts),
+  };
+}
+
+function judgeField(field: DigestField, before: unknown, after: unknown): FieldVerdict {
+  switch (field) {
+    case 'title':
+    case 'description':
+      return {
+        severity: 'description-only',
+        details: [`${field} changed`],
+        texts: [{ field, before: text(before), after: text(after) }],
+      };
+    case 'inputSchema':
+      return judgeSchema(field, before, after, INPUT);
+    case 'outputSchema':
+      return judgeOutputSchema(before, after);
+    case 'annotations':
+      return judgeAnnotations(before, after);
+    case 'execution':
+      return judgeExecution(before, after);
+  }
+}
+
+/**
+ * What each kind of schema change means for the tool's callers (inputSchema) and for the
+ * consumers of its structured results (outputSchema). A new property is compatible either
+ * way (it becoming required is its own, narrowing change); a removed one breaks both.
+ */
+const INPUT: Record<Effect, DriftSeverity> = {
+  narrows: 'breaking',
+  widens: 'compatible',
+  changes: 'breaking',
+  text: 'description-only',
+  'adds-property': 'compatible',
+  'removes-property': 'breaking',
+};
+const OUTPUT: Record<Effect, DriftSeverity> = {
+  ...INPUT,
+  narrows: 'compatible',
+  widens: 'breaking',
+};
+
+function judgeSchema(
+  field: 'inputSchema' | 'outputSchema',
+  before: unknown,
+  after: unknown,
+  meaning: Record<Effect, DriftSeverity>,
+): FieldVerdict {
+  const changes = diffSchemas(before, after);
+  if (changes.length === 0) {
+    // Same constraints written differently (a reordered `required` or `enum`).
+    return { severity: 'compatible', details: [`${field} rewritten, same meaning`], texts: [] };
+  }
+  return {
+    severity: highest(changes.map((c) => meaning[c.effect])) ?? 'breaking',
+    details: changes.map((c) => describeChange(field, c)),
+    texts: [],
+  };
+}
+
+function describeChange(field: string, change: SchemaChange): string {
+  return `${field} ${change.path === '' ? '/' : change.path}: ${change.detail}`;
+}
+
+/** Consumers cannot have relied on structured output that was not declared; losing it breaks them. */
+function judgeOutputSchema(before: unknown, after: unknown): FieldVerdict {
+  if (before === undefined) {
+    return { severity: 'compatible', details: ['outputSchema added'], texts: [] };
+  }
+  if (after === undefined) {
+    return { severity: 'breaking', details: ['outputSchema removed'], texts: [] };
+  }
+  return judgeSchema('outputSchema', before, after, OUTPUT);
+}
+
+/**
+ * Annotations are hints: no call breaks when they change, but a tool that starts claiming
+ * readOnlyHint or drops destructiveHint may be auto-approved by clients, so every hint change
+ * is spelled out. Only a changed annotations.title is text.
+ */
+function judgeAnnotations(before: unknown, after: unknown): FieldVerdict {
+  const a = record(before);
+  const b = record(after);
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareNames);
+  const moved = keys.filter((key) => !isDeepStrictEqual(a[key], b[key]));
+  const hints = moved.filter((key) => key !== 'title');
+  return {
+    severity: hints.length > 0 ? 'compatible' : 'description-only',
+    details: moved.map(
+      (key) =>
+        `annotations.${key}: ${JSON.stringify(a[key]) ?? 'unset'} → ${JSON.stringify(b[key]) ?? 'unset'}`,
+    ),
+    texts: moved.includes('title')
+      ? [{ field: 'annotations.title', before: text(a.title), after: text(b.title) }]
+      : [],
+  };
+}
+
+/**
+ * execution.taskSupport (MCP 2025-11-25 ToolExecution; absent means "forbidden"): a caller
+ * without tasks can use forbidden/optional, a caller with tasks optional/required, so only a
+ * move to "optional" keeps every caller working.
+ */
+function judgeExecution(before: unknown, after: unknown): FieldVerdict {
+  const was = record(before).taskSupport ?? 'forbidden';
+  const now = record(after).taskSupport ?? 'forbidden';
+  const otherKeysMoved = !isDeepStrictEqual(
+    { ...record(before), taskSupport: 0 },
+    { ...record(after), taskSupport: 0 },
+  );
+  const severity = now === 'optional' && !otherKeysMoved ? 'compatible' : 'breaking';
+  const details =
+    was === now
+      ? ['execution changed']
+      : [`execution.taskSupport: ${JSON.stringify(was)} → ${JSON.stringify(now)}`];
+  return { severity, details, texts: [] };
+}
+
+function highest(severities: DriftSeverity[]): DriftSeverity | undefined {
+  return severities.reduce<DriftSeverity | undefined>(
+    (top, s) => (top === undefined || RANK[s] > RANK[top] ? s : top),
+    undefined,
+  );
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,61 @@
+/**
+ * Drift as a person reads it (`mcp-operator diff`): one block per tool, changed tools first.
+ * A changed description or title is printed in full, old and new, because that text is what
+ * the model reads and rewriting it is how a tool is poisoned ("rug pull").
+ */
+
+import type { Drift, TextChange, ToolChange } from './drift.ts';
+import { isDrifted } from './drift.ts';
+
+export function formatDrift(drift: Drift): string {
+  if (!isDrifted(drift)) return 'No drift: the listed tools match the approved baseline.\n';
+  const lines = [summary(drift), ''];
+  for (const change of drift.changed) lines.push(...formatChange(change));
+  for (const name of drift.added) lines.push(row('ADDED', name, 'listed, not approved'));
+  for (const name of drift.removed) lines.push(row('REMOVED', name, 'approved, no longer listed'));
+  for (const name of drift.missingAllowed) {
+    lines.push(row('MISSING', name, 'in spec.tools.allow, not listed by the server'));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function summary(drift: Drift): string {
+  const poisoned = drift.changed.filter((c) => c.texts.length > 0).length;
+  const parts = [
+    count(drift.changed.length, 'changed'),
+    count(drift.added.length, 'added'),
+    count(drift.removed.length, 'removed'),
+    count(drift.missingAllowed.length, 'allowlisted but missing'),
+  ].filter((part) => part !== '');
+  const warning = poisoned > 0 ? ` — ${poisoned} with changed text the model reads` : '';
+  return `Drift: ${parts.join(', ')}${warning}.`;
+}
+
+function count(n: number, what: string): string {
+  return n === 0 ? '' : `${n} ${n === 1 ? 'tool' : 'tools'} ${what}`;
+}
+
+function row(kind: string, name: string, note: string): string {
+  return `${kind.padEnd(8)} ${name}  ${note}`;
+}
+
+function formatChange(change: ToolChange): string[] {
+  const fields = change.fields.length > 0 ? change.fields.join(', ') : 'unknown fields';
+  const lines = [row('CHANGED', change.name, `${change.severity} (${fields})`)];
+  for (const text of change.texts) lines.push(...formatText(text));
+  for (const detail of change.details) lines.push(`         ${detail}`);
+  return lines;
+}
+
+function formatText(change: TextChange): string[] {
+  return [
+    `  !! ${change.field} changed: the model reads this text. Review it before approving:`,
+    ...quote('-', change.before),
+    ...quote('+', change.after),
+  ];
+}
+
+function quote(sign: string, text: string | undefined): string[] {
+  if (text === undefined) return [`     ${sign} (none)`];
+  return text.split('\n').map((line) => `     ${sign} ${line}`);
+}
