@@ -55,3 +55,42 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "mcp-operator.leaderElection" -}}
 {{- if or .Values.leaderElection.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
 {{- end -}}
+
+{{- /*
+Every rule names the behaviour that needs it; test/charts checks that the operator works with
+exactly these rules and that dropping one breaks the behaviour named beside it.
+*/}}
+{{- define "mcp-operator.managerRules" -}}
+# Watch MCPServers: the work queue's source.
+- apiGroups: [mcp-operator.dev]
+  resources: [mcpservers]
+  verbs: [get, list, watch]
+# Write status once per reconcile pass.
+- apiGroups: [mcp-operator.dev]
+  resources: [mcpservers/status]
+  verbs: [get, update, patch]
+# Owner references with blockOwnerDeletion need update on the owner's finalizers
+# (OwnerReferencesPermissionEnforcement admission).
+- apiGroups: [mcp-operator.dev]
+  resources: [mcpservers/finalizers]
+  verbs: [update]
+# Render → server-side apply the owned objects; delete the ones no longer desired.
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: ['']
+  resources: [services, serviceaccounts, configmaps]
+  verbs: [get, list, watch, create, update, patch, delete]
+# Why a server is not Ready: image pull errors, crash loops, unschedulable pods.
+- apiGroups: ['']
+  resources: [pods]
+  verbs: [get, list, watch]
+# Discovery reads the bearer token named by spec.auth.secretRef (values never leave memory).
+- apiGroups: ['']
+  resources: [secrets]
+  verbs: [get]
+# Events for every change and failure.
+- apiGroups: ['', events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end -}}
