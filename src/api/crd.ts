@@ -25,11 +25,42 @@ export function structural(schema: unknown): JsonSchema {
 }
 
 /**
+ * `kubectl explain` prints descriptions but not defaults, so a scalar default is stated in the
+ * description (object defaults such as `{}` only make the API server fill in nested ones).
+ */
+function withDefaultsDescribed(node: JsonSchema): JsonSchema {
+  const { default: value, description } = node;
+  const scalar =
+    typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+  const described =
+    scalar && typeof description === 'string' && !description.includes('Default')
+      ? { ...node, description: `${description} Defaults to ${value}.` }
+      : node;
+  return Object.fromEntries(
+    Object.entries(described).map(([key, value]) => [key, describeChildren(key, value)]),
+  );
+}
+
+/** Recurse into the keywords that hold schemas: properties, items, additionalProperties. */
+function describeChildren(key: string, value: unknown): unknown {
+  if (key === 'properties') {
+    const properties = value as Record<string, JsonSchema>;
+    return Object.fromEntries(
+      Object.entries(properties).map(([name, child]) => [name, withDefaultsDescribed(child)]),
+    );
+  }
+  if ((key === 'items' || key === 'additionalProperties') && typeof value === 'object') {
+    return withDefaultsDescribed(value as JsonSchema);
+  }
+  return value;
+}
+
+/**
  * The root schema: apiVersion, kind and metadata are filled in by the API server and may not
  * carry constraints beyond `type` (structural schema rules), so they are written bare.
  */
 export function openAPIV3Schema(): JsonSchema {
-  const root = structural(MCPServerSchema);
+  const root = withDefaultsDescribed(structural(MCPServerSchema));
   const properties = root.properties as Record<string, JsonSchema>;
   properties.apiVersion = { type: 'string', description: 'APIVersion of this object.' };
   properties.kind = { type: 'string', description: 'Kind of this object.' };

@@ -53,11 +53,10 @@ const BOUNDS = [
   ['Keys', 'minProperties', 'maxProperties'],
 ] as const;
 
-/** Required, default and bounds in words, appended to the description. */
+/** Required and bounds in words, appended to the description (which states the default). */
 function constraints(schema: JsonSchema, required: boolean): string[] {
   const notes: string[] = [];
   if (required) notes.push('Required.');
-  if (schema.default !== undefined) notes.push(`Default: \`${JSON.stringify(schema.default)}\`.`);
   for (const [label, min, max] of BOUNDS) {
     const [low, high] = [schema[min], schema[max]] as (number | undefined)[];
     if (low !== undefined || high !== undefined) notes.push(`${label}: ${bounds(low, high)}.`);

@@ -429,6 +429,8 @@ const notWithUrl = (field: string): CelRule => ({
   reason: 'FieldValueForbidden',
 });
 
+// Rules about what a deployed server needs start with `!has(self.image) ||`: for a url server
+// the url rules below say what is wrong, without a second message about the same field.
 const specRules: CelRule[] = [
   {
     rule: 'has(self.image) != has(self.url)',
@@ -446,19 +448,19 @@ const specRules: CelRule[] = [
     fieldPath: '.transport',
   },
   {
-    rule: "!has(self.transport) || self.transport != 'stdio' || has(self.command)",
+    rule: "!has(self.image) || !has(self.transport) || self.transport != 'stdio' || has(self.command)",
     message: 'spec.command is required for transport stdio: it is the command the bridge runs',
     fieldPath: '.command',
     reason: 'FieldValueRequired',
   },
   {
-    rule: "!has(self.transport) || self.transport != 'streamable-http' || has(self.port)",
+    rule: "!has(self.image) || !has(self.transport) || self.transport != 'streamable-http' || has(self.port)",
     message: 'spec.port is required for transport streamable-http: the port the server listens on',
     fieldPath: '.port',
     reason: 'FieldValueRequired',
   },
   {
-    rule: "!has(self.bridge) || (has(self.transport) && self.transport == 'stdio')",
+    rule: "!has(self.image) || !has(self.bridge) || (has(self.transport) && self.transport == 'stdio')",
     message: 'spec.bridge applies only to transport stdio',
     fieldPath: '.bridge',
     reason: 'FieldValueForbidden',
