@@ -13,7 +13,16 @@ interface CommandEntry {
   load: () => Promise<Command>;
 }
 
-const COMMANDS: Record<string, CommandEntry> = {};
+const COMMANDS: Record<string, CommandEntry> = {
+  controller: {
+    summary: 'run the controller: reconcile MCPServers into Deployments and Services',
+    load: async () => (await import('./controller/command.ts')).controllerCommand,
+  },
+  dev: {
+    summary: 'run the controller against the current kube context or a local control plane',
+    load: async () => (await import('./controller/dev.ts')).devCommand,
+  },
+};
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length), 8);

@@ -81,6 +81,10 @@ export const ERRORS = {
   MCPOP_LEADERSHIP_LOST: define({
     message: (lease: string) => `lost leadership of lease ${lease}; stopping so another can lead`,
   }),
+  MCPOP_DEV_NO_CLUSTER: define({
+    message: (tried: string, reason: string) =>
+      `no Kubernetes cluster answers at ${tried} and ${reason}; point KUBECONFIG at a cluster`,
+  }),
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -55,6 +55,12 @@ export const microTime = (ms: number): string => new Date(ms).toISOString().repl
 
 export type ElectionEnd = 'lost' | 'stopped';
 
+export interface LeadingCallbacks {
+  start: () => void;
+  /** Resolves once the leader's work has stopped. */
+  stop: () => Promise<void>;
+}
+
 export class LeaderElector {
   readonly #o: LeaderElectionOptions;
   #leader = false;
@@ -76,10 +82,11 @@ export class LeaderElector {
   }
 
   /**
-   * Campaigns until elected, calls `onStartedLeading`, then renews until the signal aborts
-   * (releases the Lease, resolves 'stopped') or renewal fails for `renewDeadline` ('lost').
+   * Campaigns until elected, calls `leading.start`, then renews until the signal aborts
+   * ('stopped') or renewal fails for `renewDeadline` ('lost'). Either way it awaits
+   * `leading.stop` — the leader's work must be over — before it releases the Lease.
    */
-  async run(signal: AbortSignal, onStartedLeading: () => void): Promise<ElectionEnd> {
+  async run(signal: AbortSignal, leading: LeadingCallbacks): Promise<ElectionEnd> {
     const { log, retryPeriodMs } = this.#o;
     while (!signal.aborted && !(await this.#attempt(signal))) {
       await sleep(jittered(retryPeriodMs, 1.2), signal);
@@ -87,9 +94,10 @@ export class LeaderElector {
     if (signal.aborted) return 'stopped';
     this.#leader = true;
     log.info({ lease: this.leaseName, identity: this.#o.identity }, 'became leader');
-    onStartedLeading();
+    leading.start();
     const end = await this.#renewLoop(signal);
     this.#leader = false;
+    await leading.stop();
     if (end === 'stopped') await this.#release();
     return end;
   }

@@ -12,6 +12,7 @@ import {
   type Query,
   type Status,
   type WatchEvent,
+  type WatchRequest,
 } from '../../src/controller/kube/client.ts';
 import type { KubeObject } from '../../src/controller/kube/resources.ts';
 
@@ -130,10 +131,8 @@ export class FakeClient implements KubeClient {
   }
 
   watch(
-    path: string,
-    query: Query,
+    { path, query, signal }: WatchRequest,
     onEvent: (event: WatchEvent) => void,
-    signal: AbortSignal,
   ): Promise<void> {
     this.requests.push(`WATCH ${path}`);
     this.#collection(path);

@@ -39,7 +39,10 @@ function candidate(client: KubeClient, identity: string): Candidate {
   });
   const abort = new AbortController();
   let led = false;
-  const ended = elector.run(abort.signal, () => (led = true));
+  const ended = elector.run(abort.signal, {
+    start: () => (led = true),
+    stop: () => Promise.resolve(),
+  });
   const c = { elector, stop: () => abort.abort(), ended, led: () => led };
   running.push(c);
   return c;
@@ -50,7 +53,7 @@ function partitionable(inner: KubeClient) {
   let cut = false;
   const client: KubeClient = {
     request: (req) => (cut ? Promise.reject(new Error('network unreachable')) : inner.request(req)),
-    watch: (...args) => inner.watch(...args),
+    watch: (req, onEvent) => inner.watch(req, onEvent),
     close: () => inner.close(),
   };
   return { client, cut: () => (cut = true) };

@@ -38,8 +38,28 @@ export interface ApiRequest {
   body?: unknown;
   /** Required for PATCH. */
   patchType?: PatchType;
+  /** Accept header, e.g. for metadata-only lists (`METADATA_ONLY`); JSON by default. */
+  accept?: string;
   signal?: AbortSignal;
 }
+
+export interface WatchRequest {
+  /** A collection. */
+  path: string;
+  query: Query;
+  accept?: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Asks for PartialObjectMetadata(List) instead of full objects: the server sends only
+ * metadata, so a cache of Secrets holds no secret value.
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables
+ */
+export const METADATA_ONLY = {
+  list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+  watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+} as const;
 
 /** metav1.Status, the body of every API error and of watch ERROR events. */
 export interface Status {
@@ -57,15 +77,10 @@ export interface WatchEvent {
 export interface KubeClient {
   request<T>(req: ApiRequest): Promise<T>;
   /**
-   * Streams watch events of `path` (a collection) to `onEvent` until the server ends the
-   * stream (resolves), the signal aborts (resolves) or the connection fails (rejects).
+   * Streams watch events to `onEvent` until the server ends the stream (resolves), the signal
+   * aborts (resolves) or the connection fails (rejects).
    */
-  watch(
-    path: string,
-    query: Query,
-    onEvent: (event: WatchEvent) => void,
-    signal: AbortSignal,
-  ): Promise<void>;
+  watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<void>;
   /** Closes idle keep-alive connections; call after every watch has been aborted. */
   close(): void;
 }
@@ -74,12 +89,15 @@ export interface KubeClient {
 export class KubeApiError extends OperatorError {
   readonly status: number;
   readonly reason: string;
+  /** The server's own message, fit for a human (status conditions, events). */
+  readonly detail: string;
 
   constructor(request: string, status: number, body: Status) {
     const detail = body.message ?? body.reason ?? 'no message';
     super('MCPOP_KUBE_API', operatorError('MCPOP_KUBE_API', request, status, detail).message);
     this.status = status;
     this.reason = body.reason ?? '';
+    this.detail = detail;
   }
 }
 
@@ -206,7 +224,7 @@ class HttpKubeClient implements KubeClient {
   async request<T>(r: ApiRequest): Promise<T> {
     const path = r.path + queryString(r.query);
     const body = r.body === undefined ? undefined : JSON.stringify(r.body);
-    const headers: http.OutgoingHttpHeaders = {};
+    const headers: http.OutgoingHttpHeaders = r.accept === undefined ? {} : { Accept: r.accept };
     if (body !== undefined) {
       headers['Content-Type'] =
         r.method === 'PATCH' ? PATCH_CONTENT_TYPES[r.patchType ?? 'merge'] : 'application/json';
@@ -230,16 +248,13 @@ class HttpKubeClient implements KubeClient {
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
-  async watch(
-    path: string,
-    query: Query,
-    onEvent: (event: WatchEvent) => void,
-    signal: AbortSignal,
-  ): Promise<void> {
+  async watch(w: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<void> {
+    const { path, query, signal } = w;
     const url = path + queryString({ ...query, watch: true });
+    const headers = w.accept === undefined ? {} : { Accept: w.accept };
     let opened;
     try {
-      opened = await this.#open('GET', url, {}, this.#transport.watchAgent, signal);
+      opened = await this.#open('GET', url, headers, this.#transport.watchAgent, signal);
     } catch (err) {
       if (signal.aborted) return;
       throw err;

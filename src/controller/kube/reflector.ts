@@ -11,7 +11,14 @@
  */
 import type { Logger } from 'pino';
 import { backoffDelay, jittered, sleep, type Backoff } from '../backoff.ts';
-import { KubeApiError, isGone, type KubeClient, type Status, type WatchEvent } from './client.ts';
+import {
+  KubeApiError,
+  METADATA_ONLY,
+  isGone,
+  type KubeClient,
+  type Status,
+  type WatchEvent,
+} from './client.ts';
 import {
   apiVersionOf,
   collectionPath,
@@ -36,6 +43,8 @@ export interface ReflectorOptions<T extends KubeObject> {
   /** Undefined watches every namespace. */
   namespace?: string;
   labelSelector?: string;
+  /** Cache only metadata (PartialObjectMetadata): for kinds whose content we never read. */
+  metadataOnly?: boolean;
   onChange?: (change: Change<T>) => void;
   backoff?: Backoff;
   pageSize?: number;
@@ -137,6 +146,7 @@ export class Reflector<T extends KubeObject> {
           labelSelector: this.#o.labelSelector,
         },
         signal: this.#abort.signal,
+        accept: this.#o.metadataOnly ? METADATA_ONLY.list : undefined,
       });
       for (const item of page.items) {
         const obj = slim(item, this.#o.resource);
@@ -165,15 +175,18 @@ export class Reflector<T extends KubeObject> {
   async #watch(): Promise<void> {
     const timeoutSeconds = this.#o.watchTimeoutSeconds?.() ?? Math.round(jittered(300, 1));
     await this.#o.client.watch(
-      this.#path,
       {
-        resourceVersion: this.#resourceVersion,
-        allowWatchBookmarks: true,
-        timeoutSeconds,
-        labelSelector: this.#o.labelSelector,
+        path: this.#path,
+        query: {
+          resourceVersion: this.#resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds,
+          labelSelector: this.#o.labelSelector,
+        },
+        accept: this.#o.metadataOnly ? METADATA_ONLY.watch : undefined,
+        signal: this.#abort.signal,
       },
       (event) => this.#onEvent(event),
-      this.#abort.signal,
     );
   }
 

@@ -4,6 +4,8 @@
  * `/apis/<group>/<version>`, namespaced objects under `namespaces/<ns>/`.
  * https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-uris
  */
+import { API_GROUP, KIND, PLURAL } from '../../api/names.ts';
+import { VERSION } from '../../api/v1alpha1/mcpserver.ts';
 
 export interface ResourceType {
   /** '' for the core group. */
@@ -61,6 +63,7 @@ export const DEPLOYMENT: ResourceType = {
 export const SERVICE = core('Service', 'services');
 export const SERVICE_ACCOUNT = core('ServiceAccount', 'serviceaccounts');
 export const CONFIG_MAP = core('ConfigMap', 'configmaps');
+export const SECRET = core('Secret', 'secrets');
 export const POD = core('Pod', 'pods');
 export const EVENT = core('Event', 'events');
 export const NAMESPACE = core('Namespace', 'namespaces', false);
@@ -114,3 +117,11 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
 export function controllerOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find((ref) => ref.controller === true);
 }
+
+export const MCP_SERVER: ResourceType = {
+  group: API_GROUP,
+  version: VERSION,
+  kind: KIND,
+  plural: PLURAL,
+  namespaced: true,
+};

@@ -1,0 +1,145 @@
+/**
+ * The controller's configuration, from command-line flags with environment variables as
+ * fallback (flags win). Parsed when the command runs, never at import time, and passed down;
+ * nothing below reads `process.env`.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { parseDuration } from '../duration.ts';
+import { operatorError } from '../errors.ts';
+
+export interface ControllerConfig {
+  /** Namespaces to watch; empty watches every namespace. */
+  namespaces: string[];
+  /** MCPServers reconciled at once. */
+  concurrency: number;
+  leaderElection: {
+    enabled: boolean;
+    namespace: string;
+    name: string;
+    /** Unique per process. */
+    identity: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+  /** Our image: init container and bridge sidecar of stdio servers. */
+  bridgeImage: string;
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /** `host:port` of /healthz, /readyz and /metrics. */
+  metricsAddress: string;
+  /** Every MCPServer is reconciled at least this often, changes or not. */
+  resyncPeriodMs: number;
+  logLevel: string;
+  /** A kubeconfig file; unset: $KUBECONFIG, ~/.kube/config or the in-cluster config. */
+  kubeconfig?: string;
+}
+
+/** Each flag, its environment variable, and its default. */
+const FLAGS = {
+  namespaces: { env: 'MCP_OPERATOR_NAMESPACES', default: '' },
+  concurrency: { env: 'MCP_OPERATOR_CONCURRENCY', default: '8' },
+  'leader-elect': { env: 'MCP_OPERATOR_LEADER_ELECT', default: 'true' },
+  'leader-election-namespace': { env: 'MCP_OPERATOR_LEADER_ELECTION_NAMESPACE', default: '' },
+  'leader-election-name': { env: 'MCP_OPERATOR_LEADER_ELECTION_NAME', default: 'mcp-operator' },
+  'bridge-image': { env: 'MCP_OPERATOR_BRIDGE_IMAGE', default: 'mcp-operator:latest' },
+  'image-pull-policy': { env: 'MCP_OPERATOR_IMAGE_PULL_POLICY', default: '' },
+  'metrics-address': { env: 'MCP_OPERATOR_METRICS_ADDRESS', default: ':8080' },
+  'resync-period': { env: 'MCP_OPERATOR_RESYNC_PERIOD', default: '10m' },
+  'log-level': { env: 'MCP_OPERATOR_LOG_LEVEL', default: 'info' },
+  // No variable of its own: without the flag, loadFromDefault reads $KUBECONFIG (a path list).
+  kubeconfig: { env: undefined, default: '' },
+} as const satisfies Record<string, { env: string | undefined; default: string }>;
+type Flag = keyof typeof FLAGS;
+
+export function controllerUsage(command: string): string {
+  const lines = Object.entries(FLAGS).map(
+    ([flag, spec]) =>
+      `  --${flag.padEnd(26)} ${spec.env ?? ''}${spec.default === '' ? '' : ` (default ${spec.default})`}`,
+  );
+  return `Usage: mcp-operator ${command} [flags]\n\nFlags (and environment variables):\n${lines.join('\n')}\n`;
+}
+
+const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
+
+function positiveInt(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1)
+    throw operatorError('MCPOP_INVALID_FLAG', `--${flag}`, `'${text}' is not a positive integer`);
+  return n;
+}
+
+function duration(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0)
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      `--${flag}`,
+      `'${text}' is not a duration such as 30s or 10m`,
+    );
+  return ms;
+}
+
+function boolean(flag: string, text: string): boolean {
+  if (text === 'true' || text === '') return true;
+  if (text === 'false') return false;
+  throw operatorError('MCPOP_INVALID_FLAG', `--${flag}`, `'${text}' is not true or false`);
+}
+
+/**
+ * Reads flags from `argv` and falls back to `env`. `--leader-elect=false` and
+ * `--no-leader-elect` both turn leader election off.
+ */
+export function parseControllerConfig(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): ControllerConfig {
+  const options = Object.fromEntries(
+    Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }]),
+  );
+  const { values } = parseArgs({
+    args: argv.map((arg) => (arg === '--no-leader-elect' ? '--leader-elect=false' : arg)),
+    options,
+    strict: true,
+    allowPositionals: false,
+  });
+  const get = (flag: Flag): string => {
+    const name: string | undefined = FLAGS[flag].env;
+    return values[flag] ?? (name === undefined ? undefined : env[name]) ?? FLAGS[flag].default;
+  };
+  const pullPolicy = get('image-pull-policy');
+  if (pullPolicy !== '' && !(PULL_POLICIES as readonly string[]).includes(pullPolicy)) {
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      '--image-pull-policy',
+      `'${pullPolicy}' is not one of ${PULL_POLICIES.join(', ')}`,
+    );
+  }
+  return {
+    namespaces: get('namespaces')
+      .split(',')
+      .map((ns) => ns.trim())
+      .filter((ns) => ns !== ''),
+    concurrency: positiveInt('concurrency', get('concurrency')),
+    leaderElection: {
+      enabled: boolean('leader-elect', get('leader-elect')),
+      // In a pod, the Downward API sets POD_NAMESPACE: the Lease lives beside the operator.
+      namespace: get('leader-election-namespace') || env['POD_NAMESPACE'] || 'default',
+      name: get('leader-election-name'),
+      identity: `${env['POD_NAME'] ?? hostname()}_${randomBytes(4).toString('hex')}`,
+      // client-go's defaults (kube-controller-manager uses the same).
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    },
+    bridgeImage: get('bridge-image'),
+    ...(pullPolicy === ''
+      ? {}
+      : { imagePullPolicy: pullPolicy as ControllerConfig['imagePullPolicy'] }),
+    metricsAddress: get('metrics-address'),
+    resyncPeriodMs: duration('resync-period', get('resync-period')),
+    logLevel: get('log-level'),
+    ...(get('kubeconfig') === '' ? {} : { kubeconfig: get('kubeconfig') }),
+  };
+}

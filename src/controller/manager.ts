@@ -1,0 +1,190 @@
+/**
+ * The manager wires the controller together and runs it: client, caches, work queue,
+ * reconciler, leader election, the HTTP server and the periodic resync. As in
+ * controller-runtime, caches run on every replica (so a standby's /readyz means "can take over
+ * at once") and only the leader's queue reconciles.
+ *
+ * Lifecycle: `Manager.start` returns once the HTTP server listens; `done` settles when the
+ * manager ends, with 'stopped' after `stop()` or 'lost' when leadership was lost (the caller
+ * exits non-zero, as client-go's leader election does, and a restart campaigns afresh).
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Caches } from './caches.ts';
+import type { ControllerConfig } from './config.ts';
+import { EventRecorder } from './events.ts';
+import { connect, type KubeClient } from './kube/client.ts';
+import { splitKey } from './kube/resources.ts';
+import { LeaderElector, type ElectionEnd } from './leader.ts';
+import { ControllerMetrics } from './metrics.ts';
+import { PendingWrites } from './pending.ts';
+import { WorkQueue, type HandlerResult } from './queue.ts';
+import { Reconciler } from './reconcile.ts';
+import { startServer, type RunningServer } from './server.ts';
+
+export interface ManagerOptions {
+  config: ControllerConfig;
+  kubeConfig: KubeConfig;
+  log: Logger;
+}
+
+/** How long a write may take to come back through the watch before it is sent again. */
+const PENDING_WRITE_TTL_MS = 10_000;
+
+export class Manager {
+  readonly #o: ManagerOptions;
+  readonly #client: KubeClient;
+  readonly #metrics: ControllerMetrics;
+  readonly #caches: Caches;
+  readonly #queue: WorkQueue;
+  readonly #abort = new AbortController();
+  #server: RunningServer | undefined;
+  #done: Promise<ElectionEnd> = Promise.resolve('stopped');
+  #leading = false;
+  #leadingStarted: Promise<void> = Promise.resolve();
+  #resync: NodeJS.Timeout | undefined;
+
+  /** Connects, starts the HTTP server, and runs the controller in the background. */
+  static async start(o: ManagerOptions): Promise<Manager> {
+    const metrics = new ControllerMetrics();
+    const client = await connect(o.kubeConfig, {
+      onResponse: (verb, code) => metrics.kubeRequests.inc({ verb, code: String(code) }),
+    });
+    const manager = new Manager(o, client, metrics);
+    try {
+      manager.#server = await startServer({
+        address: o.config.metricsAddress,
+        registry: metrics.registry,
+        ready: () => manager.#caches.synced,
+        log: o.log,
+      });
+    } catch (err) {
+      client.close();
+      throw err;
+    }
+    manager.#done = manager.#run();
+    return manager;
+  }
+
+  private constructor(o: ManagerOptions, client: KubeClient, metrics: ControllerMetrics) {
+    this.#o = o;
+    this.#client = client;
+    this.#metrics = metrics;
+    this.#caches = new Caches({
+      client,
+      namespaces: o.config.namespaces,
+      log: o.log,
+      enqueue: (key) => {
+        if (this.#leading) this.#queue.add(key);
+      },
+    });
+    const reconciler = new Reconciler({
+      client,
+      caches: this.#caches,
+      recorder: new EventRecorder({
+        client,
+        component: 'mcp-operator',
+        instance: o.config.leaderElection.identity,
+        log: o.log,
+      }),
+      renderOptions: {
+        image: o.config.bridgeImage,
+        ...(o.config.imagePullPolicy ? { imagePullPolicy: o.config.imagePullPolicy } : {}),
+      },
+      pending: new PendingWrites(PENDING_WRITE_TTL_MS),
+      log: o.log,
+    });
+    this.#queue = new WorkQueue({
+      concurrency: o.config.concurrency,
+      handler: (key) => this.#reconcile(reconciler, key),
+      onError: (key, err, retryInMs) =>
+        o.log.error({ ...splitKey(key), err, retryInMs }, 'reconcile failed; will retry'),
+    });
+    metrics.watch({
+      queueDepth: () => this.#queue.depth,
+      managedObjects: () => this.#caches.counts(),
+      isLeader: () => this.#leading,
+    });
+  }
+
+  /** `http://host:port` of /healthz, /readyz and /metrics. */
+  get url(): string {
+    return this.#server?.url ?? '';
+  }
+
+  /** Settles when the manager has ended: 'stopped' after stop(), 'lost' with leadership. */
+  get done(): Promise<ElectionEnd> {
+    return this.#done;
+  }
+
+  /** Stops reconciling (in-flight passes finish), releases the Lease, closes everything. */
+  async stop(): Promise<ElectionEnd> {
+    this.#abort.abort();
+    return this.#done;
+  }
+
+  async #run(): Promise<ElectionEnd> {
+    const { config, log } = this.#o;
+    const signal = this.#abort.signal;
+    this.#caches.start();
+    const leading = { start: () => this.#lead(), stop: () => this.#unlead() };
+    let end: ElectionEnd;
+    if (config.leaderElection.enabled) {
+      end = await new LeaderElector({ ...config.leaderElection, client: this.#client, log }).run(
+        signal,
+        leading,
+      );
+    } else {
+      leading.start();
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await leading.stop();
+      end = 'stopped';
+    }
+    await this.#caches.stop();
+    await this.#server?.close();
+    this.#client.close();
+    return end;
+  }
+
+  /** Becomes the active controller: once the caches are synced, reconcile everything. */
+  #lead(): void {
+    this.#leadingStarted = (async () => {
+      await this.#caches.waitForSync();
+      if (this.#abort.signal.aborted) return;
+      this.#leading = true;
+      this.#enqueueAll();
+      this.#queue.start();
+      // Level-triggered safety net: a missed event costs at most one resync period.
+      this.#resync = setInterval(() => this.#enqueueAll(), this.#o.config.resyncPeriodMs);
+    })();
+  }
+
+  async #unlead(): Promise<void> {
+    await this.#leadingStarted;
+    this.#leading = false;
+    clearInterval(this.#resync);
+    await this.#queue.shutdown();
+  }
+
+  #enqueueAll(): void {
+    for (const server of this.#caches.servers.store.list()) {
+      this.#queue.add(`${server.metadata.namespace}/${server.metadata.name}`);
+    }
+  }
+
+  async #reconcile(reconciler: Reconciler, key: string): Promise<HandlerResult | void> {
+    const { reconciles, reconcileErrors, reconcileDuration } = this.#metrics;
+    const stopTimer = reconcileDuration.startTimer();
+    try {
+      const result = await reconciler.reconcile(key);
+      reconciles.inc({ result: result?.requeueAfterMs === undefined ? 'success' : 'requeue' });
+      return result;
+    } catch (err) {
+      reconciles.inc({ result: 'error' });
+      reconcileErrors.inc();
+      throw err;
+    } finally {
+      stopTimer();
+    }
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * One reconcile pass for one MCPServer key, level-triggered: read the MCPServer and everything
+ * else from the caches, render the desired objects, apply the ones that differ, delete the
+ * ones no longer desired, observe the Deployment and its Pods, and write status once — only if
+ * it changed. A pass over an unchanged server sends no request at all.
+ *
+ * Errors are retried by the work queue with backoff; the status written before the error
+ * (Ready=False, ApplyFailed) tells the user why.
+ */
+import { createHash } from 'node:crypto';
+import type { V1Deployment } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { FIELD_MANAGER, KIND } from '../api/names.ts';
+import { ConditionStatus, ConditionType, ReadyReason } from '../api/v1alpha1/conditions.ts';
+import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
+import { APPLIED_HASH_ANNOTATION, applyObject, needsApply, withAppliedHash } from './apply.ts';
+import {
+  BY_INSTANCE,
+  BY_OWNER,
+  RENDERED_TYPES,
+  ownerKey,
+  type Caches,
+  type RenderedKind,
+} from './caches.ts';
+import type { EventRecorder } from './events.ts';
+import { KubeApiError, isConflict, isNotFound, type KubeClient } from './kube/client.ts';
+import { MCP_SERVER, keyOf, objectPath, type KubeObject } from './kube/resources.ts';
+import type { PendingWrites } from './pending.ts';
+import { deploymentReadiness, externalReadiness, type Readiness } from './readiness.ts';
+import { resolveReferences } from './references.ts';
+import type { StoredMCPServer } from './render/metadata.ts';
+import type { RenderOptions } from './render/options.ts';
+import { endpointOf, render } from './render/render.ts';
+import type { HandlerResult } from './queue.ts';
+import { computeStatus, findCondition, statusDiffers } from './status.ts';
+
+export interface ReconcilerOptions {
+  client: KubeClient;
+  caches: Caches;
+  recorder: EventRecorder;
+  renderOptions: RenderOptions;
+  pending: PendingWrites;
+  log: Logger;
+}
+
+/** What the apply and prune steps did. */
+interface Pass {
+  applied: string[];
+  pruned: string[];
+  /** Kinds whose write is in flight to the cache (see PendingWrites), and for how long. */
+  waiting: Map<string, number>;
+  failure?: { object: string; message: string; err: unknown };
+}
+
+interface Observation {
+  readiness: Readiness;
+  /** Pod counts of a deployed server; absent for a url server. */
+  replicas?: { replicas: number; readyReplicas: number };
+}
+
+const notReady = (reason: ReadyReason, message: string): Readiness => ({
+  status: ConditionStatus.False,
+  reason,
+  message,
+});
+
+const describe = (obj: KubeObject): string => `${obj.kind}/${obj.metadata.name}`;
+
+const errorText = (err: unknown): string =>
+  err instanceof KubeApiError ? err.detail : err instanceof Error ? err.message : String(err);
+
+export class Reconciler {
+  readonly #o: ReconcilerOptions;
+
+  constructor(options: ReconcilerOptions) {
+    this.#o = options;
+  }
+
+  async reconcile(key: string): Promise<HandlerResult | void> {
+    const server = this.#o.caches.servers.store.get(key);
+    // Gone or going: the garbage collector deletes what we own (owner references).
+    if (server === undefined || server.metadata.deletionTimestamp !== undefined) return;
+    const log = this.#o.log.child({
+      namespace: server.metadata.namespace,
+      name: server.metadata.name,
+    });
+    const resolved = resolveReferences(server, this.#o.caches.references);
+    const desired = render(server, this.#o.renderOptions, resolved).map((obj) =>
+      withAppliedHash(obj as KubeObject),
+    );
+    const pass = await this.#apply(server, desired, log);
+    if (pass.failure === undefined) await this.#prune(server, desired, pass, log);
+    const observed = this.#observe(server, desired, pass);
+    const statusWait = await this.#writeStatus(server, observed, log);
+    await this.#recordEvents(server, pass, observed.readiness);
+    if (pass.failure !== undefined) throw pass.failure.err;
+    const waitMs = Math.max(statusWait, ...pass.waiting.values());
+    return waitMs > 0 ? { requeueAfterMs: waitMs } : undefined;
+  }
+
+  async #apply(server: StoredMCPServer, desired: KubeObject[], log: Logger): Promise<Pass> {
+    const pass: Pass = { applied: [], pruned: [], waiting: new Map() };
+    for (const obj of desired) {
+      const kind = obj.kind as RenderedKind;
+      const live = this.#o.caches.rendered[kind].store.get(keyOf(obj));
+      if (live !== undefined && ownerKey(live) !== keyOf(server)) {
+        const message = `${describe(obj)} already exists and is controlled by something else; delete or rename it`;
+        return { ...pass, failure: { object: describe(obj), message, err: new Error(message) } };
+      }
+      if (!needsApply(obj, live)) continue;
+      const pendingKey = `${kind}/${keyOf(obj)}`;
+      const hash = obj.metadata.annotations?.[APPLIED_HASH_ANNOTATION] ?? '';
+      const wait = this.#o.pending.waitMs(pendingKey, hash, live?.metadata.resourceVersion);
+      if (wait !== undefined) {
+        pass.waiting.set(kind, wait);
+        continue;
+      }
+      try {
+        const stored = await applyObject(this.#o.client, RENDERED_TYPES[kind], obj);
+        this.#o.pending.record(pendingKey, hash, stored.metadata.resourceVersion);
+      } catch (err) {
+        const message = `Could not apply ${describe(obj)}: ${errorText(err)}`;
+        return { ...pass, failure: { object: describe(obj), message, err } };
+      }
+      log.info({ object: describe(obj) }, live === undefined ? 'created' : 'updated');
+      pass.applied.push(describe(obj));
+    }
+    return pass;
+  }
+
+  /** Deletes objects we rendered for this server before but render no more (e.g. stdio → url). */
+  async #prune(server: StoredMCPServer, desired: KubeObject[], pass: Pass, log: Logger) {
+    const wanted = new Set(desired.map(describe));
+    for (const [kind, informer] of Object.entries(this.#o.caches.rendered)) {
+      for (const obj of informer.store.byIndex(BY_OWNER, server.metadata.uid)) {
+        // Only what render made: other owned objects (discovery's snapshot) are not ours to prune.
+        if (obj.metadata.annotations?.[APPLIED_HASH_ANNOTATION] === undefined) continue;
+        if (wanted.has(describe(obj))) continue;
+        try {
+          await this.#o.client.request({
+            method: 'DELETE',
+            path: objectPath(
+              RENDERED_TYPES[kind as RenderedKind],
+              obj.metadata.namespace,
+              obj.metadata.name ?? '',
+            ),
+            // The uid precondition: never delete a same-named successor.
+            body: { preconditions: { uid: obj.metadata.uid }, propagationPolicy: 'Background' },
+          });
+        } catch (err) {
+          if (!isNotFound(err) && !isConflict(err)) throw err;
+        }
+        log.info({ object: describe(obj) }, 'deleted, no longer desired');
+        pass.pruned.push(describe(obj));
+      }
+    }
+  }
+
+  #observe(server: StoredMCPServer, desired: KubeObject[], pass: Pass): Observation {
+    if (pass.failure !== undefined) {
+      return { readiness: notReady(ReadyReason.ApplyFailed, pass.failure.message) };
+    }
+    const wanted = desired.find((obj) => obj.kind === 'Deployment');
+    if (wanted === undefined) {
+      const discovered = findCondition(server.status, ConditionType.Discovered);
+      return { readiness: externalReadiness(server.spec.url ?? '', discovered) };
+    }
+    // Cached as a KubeObject; the Deployment informer holds apps/v1 Deployments only.
+    const live = this.#o.caches.rendered.Deployment.store.get(keyOf(wanted)) as
+      V1Deployment | undefined;
+    const replicas = {
+      replicas: live?.status?.replicas ?? 0,
+      readyReplicas: live?.status?.readyReplicas ?? 0,
+    };
+    // The cached Deployment predates this pass's write: its status says nothing of the new spec.
+    if (pass.applied.includes(describe(wanted)) || pass.waiting.has('Deployment')) {
+      return {
+        readiness: notReady(ReadyReason.Progressing, 'Rolling out the latest change.'),
+        replicas,
+      };
+    }
+    const pods = this.#o.caches.pods.store.byIndex(BY_INSTANCE, keyOf(server));
+    return { readiness: deploymentReadiness(live, pods), replicas };
+  }
+
+  /** Writes status if it changed; returns how long to wait for a write still in flight. */
+  async #writeStatus(server: StoredMCPServer, observed: Observation, log: Logger): Promise<number> {
+    const next = computeStatus({
+      generation: server.metadata.generation ?? 0,
+      current: server.status,
+      readiness: observed.readiness,
+      endpoint: endpointOf(server),
+      replicas: observed.replicas,
+      now: new Date(),
+    });
+    if (!statusDiffers(server.status, next)) return 0;
+    const pendingKey = `status/${keyOf(server)}`;
+    const digest = createHash('sha256').update(JSON.stringify(next)).digest('hex');
+    const wait = this.#o.pending.waitMs(pendingKey, digest, server.metadata.resourceVersion);
+    if (wait !== undefined) return wait;
+    const { name, namespace, uid } = server.metadata;
+    const stored = await this.#o.client.request<KubeObject>({
+      method: 'PATCH',
+      path: objectPath(MCP_SERVER, namespace, name, 'status'),
+      query: { fieldManager: FIELD_MANAGER, force: true },
+      patchType: 'apply',
+      // The uid makes the write fail rather than land on a same-named successor.
+      body: {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name, namespace, uid },
+        status: next,
+      },
+    });
+    this.#o.pending.record(pendingKey, digest, stored.metadata.resourceVersion);
+    const ready = next.conditions[0]!;
+    log.info({ ready: ready.status, reason: ready.reason }, 'status written');
+    return 0;
+  }
+
+  /** One Event per kind of change: what was applied, what was deleted, a failure, a new Ready. */
+  async #recordEvents(server: StoredMCPServer, pass: Pass, readiness: Readiness): Promise<void> {
+    const { recorder } = this.#o;
+    if (pass.applied.length > 0) {
+      await recorder.record(server, 'Normal', 'Applied', `Applied ${pass.applied.join(', ')}.`);
+    }
+    if (pass.pruned.length > 0) {
+      const message = `Deleted ${pass.pruned.join(', ')}: no longer needed by the spec.`;
+      await recorder.record(server, 'Normal', 'Deleted', message);
+    }
+    if (pass.failure !== undefined) {
+      await recorder.record(server, 'Warning', ReadyReason.ApplyFailed, pass.failure.message);
+      return;
+    }
+    const before = findCondition(server.status, ConditionType.Ready);
+    if (before?.status === readiness.status && before.reason === readiness.reason) return;
+    const fine = readiness.status === ConditionStatus.True || CALM_REASONS.has(readiness.reason);
+    await recorder.record(server, fine ? 'Normal' : 'Warning', readiness.reason, readiness.message);
+  }
+}
+
+/** Not-Ready reasons that are part of normal operation, recorded as Normal events. */
+const CALM_REASONS = new Set<string>([
+  ReadyReason.Progressing,
+  ReadyReason.ScaledToZero,
+  ReadyReason.External,
+]);
