@@ -1,0 +1,24 @@
+/**
+ * Defaults of MCPServer v1alpha1. Fields whose default is the same for every server are
+ * defaulted by the API server (they appear in `kubectl get -o yaml`); fields that only apply to
+ * some servers (a url server has no port, replicas or bridge) are defaulted by the renderer
+ * from these same values, so that a CEL rule can still refuse them where they do not apply.
+ */
+
+export const DEFAULTS = {
+  port: 8080,
+  path: '/mcp',
+  replicas: 1,
+  readOnlyRootFilesystem: true,
+  bridge: {
+    sessionMode: 'PerSession',
+    maxSessions: 64,
+    warmPool: 0,
+    idleTimeout: '15m',
+    requestTimeout: '5m',
+  },
+  discovery: { enabled: true, interval: '5m', timeout: '30s' },
+  driftPolicy: 'Warn',
+  authKey: 'token',
+  approvedKey: 'tools.yaml',
+} as const;

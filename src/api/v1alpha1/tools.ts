@@ -1,0 +1,180 @@
+/**
+ * spec.tools of MCPServer v1alpha1: the allowlist, the approved baseline and the drift policy.
+ */
+
+import { Type, type Static } from '@sinclair/typebox';
+import { LocalObjectReference } from '../core.ts';
+import { FreeForm, StringEnum } from '../schema.ts';
+import { DEFAULTS } from './defaults.ts';
+
+export const DRIFT_POLICIES = ['Warn', 'Enforce'] as const;
+
+/**
+ * The parts of an MCP `Tool` that are digested and compared one by one (MCP 2025-11-25,
+ * server/tools, "Tool"). Must equal DIGEST_FIELDS in src/discovery/digest.ts; a test pins it.
+ */
+export const TOOL_FIELDS = [
+  'title',
+  'description',
+  'inputSchema',
+  'outputSchema',
+  'annotations',
+  'execution',
+] as const;
+
+/** `sha256:` and 64 lowercase hex digits: the digest form of src/discovery/digest.ts. */
+export const DIGEST_PATTERN = '^sha256:[0-9a-f]{64}$';
+
+/** Tool names, MCP 2025-11-25 server/tools "Tool Names": 1-128 of A-Z a-z 0-9 _ - . */
+const TOOL_NAME_MAX = 128;
+const TOOL_NAME_CHARS = '^[A-Za-z0-9_.-]*$';
+const MAX_TOOLS = 1000;
+/** ConfigMap and Secret keys: at most 253 characters (core/v1 validation). */
+export const CONFIG_KEY_MAX = 253;
+
+export function ToolName(description: string) {
+  return Type.String({
+    description,
+    minLength: 1,
+    maxLength: TOOL_NAME_MAX,
+    'x-kubernetes-validations': [
+      {
+        rule: `self.matches('${TOOL_NAME_CHARS}')`,
+        message:
+          "tool names may only contain A-Z, a-z, 0-9, '_', '-' and '.' (MCP specification, Tool Names)",
+      },
+    ],
+  });
+}
+
+const ApprovedTool = Type.Object(
+  {
+    name: ToolName('Name of the approved tool.'),
+    digest: Type.Optional(
+      Type.String({
+        description:
+          'SHA-256 of the whole tool definition (RFC 8785 canonical JSON), as `mcp-operator approve` prints it: sha256:<64 hex digits>.',
+        maxLength: 71,
+        'x-kubernetes-validations': [
+          {
+            rule: `self.matches('${DIGEST_PATTERN}')`,
+            message: 'digest must be sha256: followed by 64 lowercase hex digits',
+          },
+        ],
+      }),
+    ),
+    definition: Type.Optional(
+      Type.Object(
+        {
+          title: Type.Optional(Type.String({ description: 'Human-readable title of the tool.' })),
+          description: Type.Optional(
+            Type.String({ description: 'Description of the tool, as the model reads it.' }),
+          ),
+          inputSchema: FreeForm({ description: 'JSON Schema of the tool arguments.' }),
+          outputSchema: Type.Optional(
+            FreeForm({ description: 'JSON Schema of the structured result.' }),
+          ),
+          annotations: Type.Optional(
+            FreeForm({ description: 'Tool annotations (hints such as readOnlyHint).' }),
+          ),
+          execution: Type.Optional(
+            FreeForm({ description: 'Execution properties (such as task support).' }),
+          ),
+        },
+        {
+          description:
+            'The approved tool definition as the server lists it in tools/list; reviewable in a pull request, unlike a digest.',
+          'x-kubernetes-preserve-unknown-fields': true,
+        },
+      ),
+    ),
+  },
+  {
+    description: 'One approved tool: its name and either its digest or its full definition.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.digest) != has(self.definition)',
+        message: 'an approved tool sets exactly one of digest or definition',
+      },
+    ],
+  },
+);
+
+const Approved = Type.Object(
+  {
+    tools: Type.Optional(
+      Type.Array(ApprovedTool, {
+        description: 'The approved tools, inline.',
+        maxItems: MAX_TOOLS,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      }),
+    ),
+    configMapRef: Type.Optional(
+      Type.Object(
+        {
+          name: LocalObjectReference.properties.name,
+          key: Type.Optional(
+            Type.String({
+              description: `Key holding the tools list (YAML or JSON, the shape of approved.tools). Defaults to ${DEFAULTS.approvedKey}.`,
+              default: DEFAULTS.approvedKey,
+              minLength: 1,
+              maxLength: CONFIG_KEY_MAX,
+            }),
+          ),
+        },
+        {
+          description: 'A ConfigMap holding the approved tools, for sets too large to inline.',
+        },
+      ),
+    ),
+  },
+  {
+    description:
+      'The approved baseline that discovery compares against: inline tools or a ConfigMap, not both.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.tools) != has(self.configMapRef)',
+        message: 'spec.tools.approved sets exactly one of tools or configMapRef',
+      },
+    ],
+  },
+);
+
+export const Tools = Type.Object(
+  {
+    allow: Type.Optional(
+      Type.Array(ToolName('A tool name.'), {
+        description:
+          'Allowlist of tool names agents may see. Tools not listed are hidden under driftPolicy Enforce; listed tools the server no longer has are reported in status.drift.missingAllowed. Empty or unset allows every approved tool.',
+        maxItems: MAX_TOOLS,
+        'x-kubernetes-list-type': 'set',
+      }),
+    ),
+    approved: Type.Optional(Approved),
+    driftPolicy: Type.Optional(
+      StringEnum(DRIFT_POLICIES, {
+        description:
+          'Warn: report drift in status and events only. Enforce: the bridge also hides and refuses tools that are unapproved, drifted or not allowed (stdio servers only).',
+        default: DEFAULTS.driftPolicy,
+      }),
+    ),
+  },
+  {
+    description: 'Which tools are expected and what to do when the server exposes others.',
+    default: {},
+    'x-kubernetes-validations': [
+      {
+        rule: "!has(self.driftPolicy) || self.driftPolicy != 'Enforce' || has(self.approved)",
+        message:
+          'spec.tools.driftPolicy Enforce needs spec.tools.approved: without a baseline every tool would be refused',
+        fieldPath: '.approved',
+        reason: 'FieldValueRequired',
+      },
+    ],
+  },
+);
+
+export type DriftPolicy = (typeof DRIFT_POLICIES)[number];
+export type ToolField = (typeof TOOL_FIELDS)[number];
+export type ApprovedTool = Static<typeof ApprovedTool>;
