@@ -146,6 +146,12 @@ describe('render: stdio server', () => {
     expect(endpointOf(server)).toBe('http://everything.team-a.svc:9000/v1/mcp');
   });
 
+  it('passes a warm pool to the bridge', () => {
+    const bridge = containerOf(podSpecOf(stdio({ bridge: { warmPool: 2 } })), 'bridge');
+    expect(flag(bridge.command, '--warm-pool')).toBe('2');
+    expect(flag(bridge.command, '--session-mode')).toBe('PerSession');
+  });
+
   it('uses the operator image pull policy for its own containers only', () => {
     const spec = podSpecOf(stdio(), { ...OPTIONS, imagePullPolicy: 'Always' });
     expect(containerOf(spec, 'bridge').imagePullPolicy).toBe('Always');
