@@ -14,6 +14,14 @@ interface CommandEntry {
 }
 
 const COMMANDS: Record<string, CommandEntry> = {
+  bridge: {
+    summary: 'serve a stdio MCP server as Streamable HTTP (sidecar or local)',
+    load: async () => (await import('./bridge/command.ts')).default,
+  },
+  'bridge-install': {
+    summary: 'copy busybox and the supervisor into a pod volume (init container)',
+    load: async () => (await import('./bridge/install.ts')).default,
+  },
   controller: {
     summary: 'run the controller: reconcile MCPServers into Deployments and Services',
     load: async () => (await import('./controller/command.ts')).controllerCommand,

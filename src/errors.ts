@@ -14,6 +14,22 @@ interface ErrorSpec<A extends unknown[]> {
 const define = <A extends unknown[]>(spec: ErrorSpec<A>): ErrorSpec<A> => spec;
 
 export const ERRORS = {
+  MCPOP_BRIDGE_USAGE: define({
+    message: (reason: string) => `mcp-operator bridge: ${reason}`,
+  }),
+  MCPOP_SUPERVISOR_UNAVAILABLE: define({
+    message: (control: string, reason: string) =>
+      `cannot reach the supervisor through ${control}: ${reason}; is the server container running supervisor.sh?`,
+  }),
+  MCPOP_CHILD_START_FAILED: define({
+    message: (child: string, reason: string) => `MCP server process ${child} did not start: ${reason}`,
+  }),
+  MCPOP_BRIDGE_INSTALL: define({
+    message: (file: string, reason: string) => `bridge-install: cannot copy ${file}: ${reason}`,
+  }),
+  MCPOP_POLICY_INVALID: define({
+    message: (file: string, reason: string) => `policy file ${file} is invalid: ${reason}`,
+  }),
   MCPOP_INVALID_FLAG: define({
     message: (flag: string, reason: string) => `invalid value for ${flag}: ${reason}`,
   }),

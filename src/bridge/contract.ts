@@ -22,6 +22,23 @@ export const CONTROL_FIFO = 'control';
 export const childInFifo = (id: string): string => `${id}.in`;
 export const childOutFifo = (id: string): string => `${id}.out`;
 
+/**
+ * Environment variable the bridge reads the clients' bearer token from when no token file is
+ * given (set it from a Secret with `secretKeyRef`). Never passed on to the server process.
+ */
+export const BRIDGE_TOKEN_ENV = 'MCP_BRIDGE_AUTH_TOKEN';
+
+/**
+ * The supervisor creates the FIFOs with this mode: owner and group only. When the server and
+ * the bridge run as different users, the pod's `securityContext.fsGroup` gives both the
+ * emptyDir's group (the kubelet makes the directory setgid, so the FIFOs inherit it).
+ * Overridable with the server container's environment variable below.
+ */
+export const FIFO_MODE = '0660';
+export const SUPERVISOR_FIFO_MODE_ENV = 'MCP_SUPERVISOR_FIFO_MODE';
+/** Seconds the supervisor waits between SIGTERM and SIGKILL when stopping a child. */
+export const SUPERVISOR_GRACE_ENV = 'MCP_SUPERVISOR_GRACE_SECONDS';
+
 /** Where our image keeps the files the init container copies. */
 export const IMAGE_ASSET_DIR = '/usr/lib/mcp-operator';
 
@@ -45,6 +62,13 @@ export interface BridgeSettings {
   policyFile?: string;
   /** Directory shared with the supervisor; absent means the bridge spawns the command itself. */
   supervisorDir?: string;
+  /**
+   * Comma-separated browser origins allowed to call the endpoint (`https://app.example`).
+   * Requests without an Origin header are always allowed; absent means loopback origins only.
+   */
+  allowedOrigins?: string;
+  /** Largest JSON-RPC message accepted, from a client (HTTP body) or a child (one line). */
+  maxMessageBytes?: number;
 }
 
 /** The flag each setting is passed with. The bridge's argument parser reads the same table. */
@@ -59,6 +83,8 @@ export const BRIDGE_FLAGS = {
   authTokenFile: '--auth-token-file',
   policyFile: '--policy-file',
   supervisorDir: '--supervisor-dir',
+  allowedOrigins: '--allowed-origins',
+  maxMessageBytes: '--max-message-bytes',
 } as const satisfies Record<keyof BridgeSettings, string>;
 
 /** Arguments after `mcp-operator bridge` for the given settings (pod mode: no child command). */

@@ -1,0 +1,165 @@
+/**
+ * `mcp-operator bridge [flags] [-- <command> <args…>]`: serves a stdio MCP server as Streamable
+ * HTTP. With a command it spawns the server itself (local mode); with --supervisor-dir it asks
+ * the supervisor in the server container for children (pod mode). The flags are the ones of
+ * BRIDGE_FLAGS in contract.ts, which the controller renders.
+ */
+
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import type { Command } from '../cli.ts';
+import { parseDuration } from '../duration.ts';
+import { operatorError, OperatorError } from '../errors.ts';
+import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './contract.ts';
+import { parseOrigins } from './guards.ts';
+import { startBridge, type BridgeOptions } from './server.ts';
+
+const DEFAULTS = {
+  listen: '127.0.0.1:8080',
+  path: '/mcp',
+  sessionMode: 'PerSession',
+  maxSessions: '64',
+  warmPool: '0',
+  idleTimeout: '15m',
+  requestTimeout: '5m',
+  maxMessageBytes: String(4 * 1024 * 1024),
+} as const;
+
+/** Not part of BridgeSettings: only for running the bridge by hand. */
+const EXTRA_FLAGS = { '--log-level': 'info', '--grace-period': '5s' } as const;
+
+const USAGE = `Usage: mcp-operator bridge [flags] [-- <command> [args...]]
+
+Serves a stdio MCP server as Streamable HTTP. Give the server command after --, or
+--supervisor-dir in a pod. Flags:
+${[...Object.values(BRIDGE_FLAGS), ...Object.keys(EXTRA_FLAGS)].map((flag) => `  ${flag}`).join('\n')}
+The clients' bearer token comes from --auth-token-file or $${BRIDGE_TOKEN_ENV}.
+`;
+
+function integer(flag: string, text: string, min: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min)
+    throw operatorError('MCPOP_INVALID_FLAG', flag, `'${text}' is not an integer >= ${min}`);
+  return n;
+}
+
+function duration(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0)
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      flag,
+      `'${text}' is not a duration such as 30s or 5m`,
+    );
+  return ms;
+}
+
+function hostPort(text: string): { host: string; port: number } {
+  const match = /^(.*):(\d+)$/.exec(text);
+  if (!match)
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.listen, `'${text}' is not host:port`);
+  return {
+    host: match[1]!.replace(/^\[(.*)\]$/, '$1') || '0.0.0.0',
+    port: integer(BRIDGE_FLAGS.listen, match[2]!, 0),
+  };
+}
+
+/** Flags and the command after `--` → options (without the logger). */
+export function parseBridgeArgs(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Omit<BridgeOptions, 'logger'> & { logLevel: string } {
+  const flagNames = [...Object.values(BRIDGE_FLAGS), ...Object.keys(EXTRA_FLAGS)].map((flag) =>
+    flag.slice(2),
+  );
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(flagNames.map((name) => [name, { type: 'string' as const }])),
+    allowPositionals: true,
+    strict: true,
+  });
+  const text = (flag: string): string | undefined => values[flag.slice(2)];
+  const setting = <K extends keyof typeof DEFAULTS>(key: K): string =>
+    text(BRIDGE_FLAGS[key]) ?? DEFAULTS[key];
+  const settings = Object.fromEntries(
+    Object.keys(DEFAULTS).map((key) => [key, setting(key as keyof typeof DEFAULTS)]),
+  ) as Record<keyof typeof DEFAULTS, string>;
+  const mode = settings.sessionMode;
+  if (mode !== 'PerSession' && mode !== 'Shared') {
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      BRIDGE_FLAGS.sessionMode,
+      `'${mode}' is not PerSession or Shared`,
+    );
+  }
+  const supervisorDir = text(BRIDGE_FLAGS.supervisorDir);
+  if (!supervisorDir && positionals.length === 0) {
+    throw operatorError(
+      'MCPOP_BRIDGE_USAGE',
+      `give the server command after --, or ${BRIDGE_FLAGS.supervisorDir}`,
+    );
+  }
+  if (supervisorDir && positionals.length > 0) {
+    throw operatorError(
+      'MCPOP_BRIDGE_USAGE',
+      `a command after -- and ${BRIDGE_FLAGS.supervisorDir} exclude each other`,
+    );
+  }
+  const path = settings.path;
+  if (!path.startsWith('/'))
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.path, `'${path}' does not start with /`);
+  const maxSessions = integer(BRIDGE_FLAGS.maxSessions, settings.maxSessions, 1);
+  const warmPool = integer(BRIDGE_FLAGS.warmPool, settings.warmPool, 0);
+  if (warmPool > maxSessions) {
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      BRIDGE_FLAGS.warmPool,
+      `${warmPool} exceeds ${BRIDGE_FLAGS.maxSessions} ${maxSessions}`,
+    );
+  }
+  return {
+    ...hostPort(settings.listen),
+    path,
+    sessionMode: mode,
+    maxSessions,
+    warmPool,
+    idleTimeoutMs: duration(BRIDGE_FLAGS.idleTimeout, settings.idleTimeout),
+    requestTimeoutMs: duration(BRIDGE_FLAGS.requestTimeout, settings.requestTimeout),
+    maxMessageBytes: integer(BRIDGE_FLAGS.maxMessageBytes, settings.maxMessageBytes, 1024),
+    allowedOrigins: parseOrigins(text(BRIDGE_FLAGS.allowedOrigins)),
+    authTokenFile: text(BRIDGE_FLAGS.authTokenFile),
+    authToken: env[BRIDGE_TOKEN_ENV],
+    policyFile: text(BRIDGE_FLAGS.policyFile),
+    supervisorDir,
+    command: positionals.length > 0 ? positionals : undefined,
+    graceMs: duration('--grace-period', text('--grace-period') ?? EXTRA_FLAGS['--grace-period']),
+    logLevel: text('--log-level') ?? EXTRA_FLAGS['--log-level'],
+  };
+}
+
+const bridge: Command = async (argv) => {
+  if (argv.includes('-h') || argv.includes('--help')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let options;
+  try {
+    options = parseBridgeArgs(argv, process.env);
+  } catch (error) {
+    if (!(error instanceof OperatorError) && !(error instanceof TypeError)) throw error;
+    process.stderr.write(`mcp-operator bridge: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  const logger = pino({ level: options.logLevel, base: { component: 'bridge' } });
+  const running = await startBridge({ ...options, logger });
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  logger.info({ signal }, 'shutting down: draining requests in flight, then stopping MCP servers');
+  await running.close();
+  logger.info('stopped');
+  return 0;
+};
+
+export default bridge;

@@ -1,0 +1,282 @@
+/**
+ * The MCP endpoint: Streamable HTTP, revision 2025-11-25 (basic/transports). One path for
+ * POST, GET and DELETE. Requests pass the guards in order (Origin, token, method, media types,
+ * body, JSON-RPC shape), then go to their session; 2026-07-28 requests branch off to modern.ts.
+ */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Auth } from './auth.ts';
+import { SessionLimitError, type Bridge } from './bridge.ts';
+import { accepts, BodyTooLarge, header, isJsonContent, originAllowed, readBody } from './guards.ts';
+import { classify, isRequest, WIRE, type JsonRpcMessage } from './jsonrpc.ts';
+import { replyEmpty, replyError } from './replies.ts';
+import { parseEventId } from './sse.ts';
+
+/** Revisions that use the `initialize` handshake and sessions, newest first. */
+export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+
+export interface EndpointContext {
+  bridge: Bridge;
+  maxBodyBytes: number;
+  allowedOrigins: readonly string[];
+  auth: Auth | undefined;
+  logger: Logger;
+  /** False while shutting down: no new sessions. */
+  accepting: () => boolean;
+  /** Handles a request of a 2026-07-28 client; undefined: such requests are refused. */
+  modern?: ModernHandler;
+}
+
+export interface ModernHandler {
+  /** Whether this POST speaks 2026-07-28 (no session, version in header or `_meta`). */
+  claims(req: IncomingMessage, message: JsonRpcMessage): boolean;
+  handle(req: IncomingMessage, res: ServerResponse, message: JsonRpcMessage): Promise<void>;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+
+export function mcpEndpoint(
+  ctx: EndpointContext,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const methods: Record<string, Handler> = {
+    POST: (req, res) => post(ctx, req, res),
+    GET: (req, res) => get(ctx, req, res),
+    DELETE: (req, res) => remove(ctx, req, res),
+  };
+  return async (req, res) => {
+    if (!originAllowed(header(req, 'origin'), ctx.allowedOrigins)) {
+      return replyError(res, 403, WIRE.SERVER_ERROR, 'Forbidden: this Origin is not allowed');
+    }
+    const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
+    if (verdict === 'denied') {
+      return replyError(
+        res,
+        401,
+        WIRE.SERVER_ERROR,
+        'Unauthorized: a valid bearer token is required',
+        {
+          headers: { 'www-authenticate': 'Bearer' },
+        },
+      );
+    }
+    if (verdict === 'unavailable') {
+      return replyError(res, 503, WIRE.SERVER_ERROR, 'The bridge cannot read its token file');
+    }
+    const handler = methods[req.method ?? ''];
+    if (!handler) {
+      return replyError(res, 405, WIRE.SERVER_ERROR, 'Method not allowed', {
+        headers: { allow: 'GET, POST, DELETE' },
+      });
+    }
+    await handler(req, res);
+  };
+}
+
+async function post(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  if (!isJsonContent(req)) {
+    return replyError(
+      res,
+      415,
+      WIRE.SERVER_ERROR,
+      'Unsupported Media Type: Content-Type must be application/json',
+    );
+  }
+  if (!accepts(req, 'application/json', 'text/event-stream')) {
+    return replyError(
+      res,
+      406,
+      WIRE.SERVER_ERROR,
+      'Not Acceptable: Accept must list application/json and text/event-stream',
+    );
+  }
+  const message = await readMessage(ctx, req, res);
+  if (!message) return;
+  if (ctx.modern?.claims(req, message)) return ctx.modern.handle(req, res, message);
+
+  if (isRequest(message) && message.method === 'initialize')
+    return initialize(ctx, req, res, message);
+  const session = findSession(ctx, req, res);
+  if (!session) return;
+  if (isRequest(message)) return session.request(message, res);
+  session.post(message);
+  replyEmpty(res, 202, session.headers);
+}
+
+/** The body as one JSON-RPC message, or an error answer and undefined. */
+async function readMessage(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<JsonRpcMessage | undefined> {
+  let body: Buffer;
+  try {
+    body = await readBody(req, ctx.maxBodyBytes);
+  } catch (error) {
+    if (!(error instanceof BodyTooLarge)) throw error;
+    res.setHeader('connection', 'close');
+    replyError(
+      res,
+      413,
+      WIRE.INVALID_REQUEST,
+      `Request body larger than ${ctx.maxBodyBytes} bytes`,
+    );
+    return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    replyError(res, 400, WIRE.PARSE_ERROR, 'Parse error: the body is not valid JSON');
+    return undefined;
+  }
+  if (Array.isArray(value)) {
+    // JSON-RPC batching was removed from MCP in revision 2025-06-18.
+    replyError(
+      res,
+      400,
+      WIRE.INVALID_REQUEST,
+      'Invalid Request: batches are not supported; send one message per POST',
+    );
+    return undefined;
+  }
+  if (classify(value) === undefined) {
+    replyError(
+      res,
+      400,
+      WIRE.INVALID_REQUEST,
+      'Invalid Request: the body is not a JSON-RPC 2.0 message',
+    );
+    return undefined;
+  }
+  return value as JsonRpcMessage;
+}
+
+async function initialize(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  message: JsonRpcMessage & { id: string | number },
+): Promise<void> {
+  if (header(req, 'mcp-session-id') !== undefined) {
+    return replyError(
+      res,
+      400,
+      WIRE.INVALID_REQUEST,
+      'Bad Request: initialize starts a session and must not carry Mcp-Session-Id',
+      { id: message.id },
+    );
+  }
+  if (!ctx.accepting()) {
+    return replyError(res, 503, WIRE.SERVER_ERROR, 'The bridge is shutting down', {
+      id: message.id,
+    });
+  }
+  let session;
+  try {
+    session = await ctx.bridge.openSession();
+  } catch (error) {
+    if (error instanceof SessionLimitError) {
+      const limit = ctx.bridge.config.maxSessions;
+      return replyError(
+        res,
+        503,
+        WIRE.SERVER_ERROR,
+        `Too many sessions: the limit of ${limit} is reached; end idle sessions or retry later`,
+        {
+          id: message.id,
+          headers: { 'retry-after': 5 },
+        },
+      );
+    }
+    ctx.logger.error({ err: error }, 'cannot start an MCP server for a new session');
+    return replyError(res, 503, WIRE.SERVER_ERROR, 'The MCP server could not be started', {
+      id: message.id,
+    });
+  }
+  ctx.logger.info({ session: session.id }, 'session started');
+  session.request(message, res);
+}
+
+/** The session a request names: 400 without a session id, 404 for an unknown one. */
+function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse) {
+  const version = header(req, 'mcp-protocol-version');
+  // Without the header the server SHOULD assume 2025-03-26; an unknown one is a 400.
+  if (version !== undefined && !LEGACY_VERSIONS.includes(version)) {
+    replyError(
+      res,
+      400,
+      WIRE.SERVER_ERROR,
+      `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)}`,
+      {
+        data: { supported: LEGACY_VERSIONS },
+      },
+    );
+    return undefined;
+  }
+  const id = header(req, 'mcp-session-id');
+  if (id === undefined) {
+    replyError(res, 400, WIRE.SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required');
+    return undefined;
+  }
+  const session = ctx.bridge.session(id);
+  if (!session) {
+    replyError(
+      res,
+      404,
+      WIRE.SERVER_ERROR,
+      'Session not found: it ended or never existed; initialize a new one',
+    );
+    return undefined;
+  }
+  session.touch();
+  return session;
+}
+
+function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
+  if (!accepts(req, 'text/event-stream')) {
+    return replyError(
+      res,
+      406,
+      WIRE.SERVER_ERROR,
+      'Not Acceptable: Accept must list text/event-stream',
+    );
+  }
+  const session = findSession(ctx, req, res);
+  if (!session) return;
+  const lastEventId = header(req, 'last-event-id');
+  if (lastEventId === undefined) {
+    if (session.openGetStream(res) === 'busy') {
+      replyError(
+        res,
+        409,
+        WIRE.SERVER_ERROR,
+        'Conflict: this session already has a GET stream open',
+      );
+    }
+    return;
+  }
+  const position = parseEventId(lastEventId);
+  const outcome = position ? session.resume(position.stream, position.seq, res) : 'unknown';
+  if (outcome === 'unknown') {
+    replyError(
+      res,
+      400,
+      WIRE.SERVER_ERROR,
+      'Bad Request: Last-Event-ID names no stream of this session',
+    );
+  } else if (outcome === 'busy') {
+    replyError(res, 409, WIRE.SERVER_ERROR, 'Conflict: that stream is already connected');
+  }
+}
+
+function remove(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
+  const session = findSession(ctx, req, res);
+  if (!session) return;
+  session.end('the client ended the session');
+  replyEmpty(res, 204);
+}

@@ -1,0 +1,83 @@
+/**
+ * Checks every request to the MCP endpoint passes before it reaches a session: Origin, bearer
+ * token, media types, body size. Each returns a reason to refuse, or nothing.
+ */
+
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * DNS rebinding protection (2025-11-25 basic/transports, "Security Warning": servers MUST
+ * validate Origin and answer 403 to an invalid one). Without an allow list only loopback
+ * origins pass; requests without an Origin (not from a browser) always do.
+ */
+export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined) return true;
+  const normalized = origin.toLowerCase().replace(/\/+$/, '');
+  if (allowed.length > 0) return allowed.includes(normalized);
+  try {
+    return LOOPBACK_HOSTS.has(new URL(normalized).hostname);
+  } catch {
+    return false;
+  }
+}
+
+export function parseOrigins(list: string | undefined): string[] {
+  if (!list) return [];
+  return list
+    .split(',')
+    .map((origin) => origin.trim().toLowerCase().replace(/\/+$/, ''))
+    .filter((origin) => origin !== '');
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * `Authorization: Bearer <token>` against the expected token. Both sides are hashed first so
+ * the constant-time comparison runs on equal lengths and leaks neither content nor length.
+ */
+export function bearerMatches(header: string | undefined, expected: string): boolean {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
+  const presented = match?.[1] ?? '';
+  return timingSafeEqual(digest(presented), digest(expected)) && match !== null;
+}
+
+/** True when the Accept header lists every one of the media types (or a wildcard for them). */
+export function accepts(req: IncomingMessage, ...types: string[]): boolean {
+  const listed = (req.headers.accept ?? '')
+    .split(',')
+    .map((part) => part.split(';')[0]!.trim().toLowerCase());
+  return types.every(
+    (type) =>
+      listed.includes(type) || listed.includes('*/*') || listed.includes(`${type.split('/')[0]}/*`),
+  );
+}
+
+export function isJsonContent(req: IncomingMessage): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json';
+}
+
+export class BodyTooLarge extends Error {}
+
+/** The request body, refusing more than `limit` bytes (by Content-Length or as it streams). */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) throw new BodyTooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Header value, the first one if repeated. */
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

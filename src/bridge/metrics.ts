@@ -1,0 +1,108 @@
+/**
+ * Prometheus metrics of the bridge, on a registry of its own (never prom-client's global one,
+ * so two bridges in one test process do not collide).
+ */
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Outcome } from './upstream.ts';
+
+/**
+ * Methods are labels only when MCP defines them: a client can send any method name, and an
+ * unbounded label set would let it grow the metrics without limit.
+ */
+const KNOWN_METHODS = new Set([
+  'initialize',
+  'ping',
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'subscriptions/listen',
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+]);
+
+export const methodLabel = (method: string): string =>
+  KNOWN_METHODS.has(method) ? method : 'other';
+
+export interface BridgeMetrics {
+  registry: Registry;
+  requests: Counter<'method' | 'outcome'>;
+  duration: Histogram<'method'>;
+  childRestarts: Counter;
+  policyDenials: Counter<'reason'>;
+  /** Sets the functions the live gauges read when scraped. */
+  observe(sources: { sessions: () => number; children: () => number }): void;
+  requestDone(method: string, outcome: Outcome, seconds: number): void;
+}
+
+export function createMetrics(): BridgeMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'mcp_bridge_' });
+  let sources = { sessions: () => 0, children: () => 0 };
+  new Gauge({
+    name: 'mcp_bridge_sessions',
+    help: 'Open MCP sessions.',
+    registers: [registry],
+    collect() {
+      this.set(sources.sessions());
+    },
+  });
+  new Gauge({
+    name: 'mcp_bridge_children',
+    help: 'Running MCP server processes, warm pool included.',
+    registers: [registry],
+    collect() {
+      this.set(sources.children());
+    },
+  });
+  const requests = new Counter({
+    name: 'mcp_bridge_requests_total',
+    help: 'JSON-RPC requests handled, by method and outcome (ok, error, timeout, cancelled, child_exit, refused).',
+    labelNames: ['method', 'outcome'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'mcp_bridge_request_duration_seconds',
+    help: 'Time from a request reaching the bridge to its answer, by method.',
+    labelNames: ['method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const childRestarts = new Counter({
+    name: 'mcp_bridge_child_restarts_total',
+    help: 'MCP server processes that ended while a session was using them.',
+    registers: [registry],
+  });
+  const policyDenials = new Counter({
+    name: 'mcp_bridge_policy_denials_total',
+    help: 'tools/call requests refused by the policy, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  return {
+    registry,
+    requests,
+    duration,
+    childRestarts,
+    policyDenials,
+    observe(next) {
+      sources = next;
+    },
+    requestDone(method, outcome, seconds) {
+      const label = methodLabel(method);
+      requests.inc({ method: label, outcome });
+      duration.observe({ method: label }, seconds);
+    },
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * Runtime enforcement of the approved tool set (`driftPolicy: Enforce`). The controller writes
+ * the policy file into a ConfigMap mounted into the bridge; the bridge re-reads it when it
+ * changes. A tool is visible in `tools/list` and callable with `tools/call` only when:
+ *
+ * - `allow` is absent or lists its name, and
+ * - `approved` is absent or holds its name with the digest of its current definition (SHA-256
+ *   over RFC 8785 canonical JSON, src/discovery/digest.ts — the digest discovery records).
+ *
+ * `tools/call` is checked against the child's current tool list, not against what a client
+ * claims: the bridge lists the tools itself when it has no fresh list (at first, and after the
+ * child announced `notifications/tools/list_changed`), so a changed description ("rug pull")
+ * is refused even for a client that never listed tools.
+ */
+
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
+import { toolDigest, type Digest, type ToolLike } from '../discovery/digest.ts';
+import { operatorError } from '../errors.ts';
+import {
+  errorResponse,
+  isErrorResponse,
+  WIRE,
+  type JsonRpcError,
+  type JsonRpcRequest,
+} from './jsonrpc.ts';
+import type { Upstream, UpstreamHooks } from './upstream.ts';
+
+export const PolicySchema = Type.Object(
+  {
+    approved: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            digest: Type.String({ pattern: DIGEST_PATTERN }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            'Approved tools: name and digest of the approved definition. Absent: no digest check.',
+        },
+      ),
+    ),
+    allow: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'Tool names agents may see and call. Absent: every (approved) tool.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type BridgePolicy = Static<typeof PolicySchema>;
+
+const checkPolicy = TypeCompiler.Compile(PolicySchema);
+
+/** Parses and validates a policy file; throws MCPOP_POLICY_INVALID naming the first problem. */
+export function parsePolicy(text: string, file = 'policy'): BridgePolicy {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw operatorError('MCPOP_POLICY_INVALID', file, `not JSON: ${(error as Error).message}`);
+  }
+  const problem = checkPolicy.Errors(value).First();
+  if (problem)
+    throw operatorError('MCPOP_POLICY_INVALID', file, `${problem.path || '/'}: ${problem.message}`);
+  const policy = value as BridgePolicy;
+  const names = policy.approved?.map((tool) => tool.name) ?? [];
+  const duplicate = names.find((name, index) => names.indexOf(name) !== index);
+  if (duplicate !== undefined)
+    throw operatorError('MCPOP_POLICY_INVALID', file, `tool ${duplicate} is approved twice`);
+  return policy;
+}
+
+export type DenialReason =
+  'policy-unavailable' | 'not-allowed' | 'not-approved' | 'drifted' | 'unknown-tool';
+
+export interface Denial {
+  reason: DenialReason;
+  message: string;
+}
+
+/**
+ * Whether a tool may be shown and called. `digest` is its current digest, undefined when the
+ * child does not list it; `policy` undefined means a policy is configured but not loaded.
+ */
+export function decide(
+  policy: BridgePolicy | undefined,
+  name: string,
+  digest: Digest | undefined,
+): Denial | undefined {
+  if (!policy)
+    return { reason: 'policy-unavailable', message: 'the bridge has no valid policy file loaded' };
+  if (policy.allow && !policy.allow.includes(name)) {
+    return { reason: 'not-allowed', message: 'it is not in the allowlist (spec.tools.allow)' };
+  }
+  if (digest === undefined)
+    return { reason: 'unknown-tool', message: 'the MCP server does not list it' };
+  if (!policy.approved) return undefined;
+  const approved = policy.approved.find((tool) => tool.name === name);
+  if (!approved)
+    return { reason: 'not-approved', message: 'it is not approved (spec.tools.approved)' };
+  if (approved.digest !== digest) {
+    return {
+      reason: 'drifted',
+      message: `its definition changed since it was approved (approved ${approved.digest}, now ${digest})`,
+    };
+  }
+  return undefined;
+}
+
+function digestOrUndefined(tool: ToolLike): Digest | undefined {
+  try {
+    return toolDigest(tool);
+  } catch {
+    return undefined; // not canonicalizable: it can never match an approval
+  }
+}
+
+/** Most pages the bridge reads when it lists tools itself. */
+const MAX_PAGES = 100;
+
+/** The policy filter for one upstream: the hooks it installs and the tool list it keeps. */
+export class PolicyGate {
+  readonly #policy: () => BridgePolicy | undefined;
+  readonly #upstream: Upstream;
+  readonly #onDenied: (reason: DenialReason) => void;
+  /** Name → current digest, as last listed by the child. */
+  readonly #digests = new Map<string, Digest | undefined>();
+  #fresh = false;
+  #refreshing: Promise<void> | undefined;
+
+  constructor(
+    policy: () => BridgePolicy | undefined,
+    upstream: Upstream,
+    onDenied: (reason: DenialReason) => void,
+  ) {
+    this.#policy = policy;
+    this.#upstream = upstream;
+    this.#onDenied = onDenied;
+  }
+
+  hooks(): UpstreamHooks {
+    return {
+      screen: (request) =>
+        request.method === 'tools/call' ? this.#screenCall(request) : undefined,
+      transformResult: (method, result) =>
+        method === 'tools/list' ? this.#filterList(result) : result,
+      observeNotification: (notification) => {
+        if (notification.method === 'notifications/tools/list_changed') this.#fresh = false;
+      },
+    };
+  }
+
+  #filterList(result: Record<string, unknown>): Record<string, unknown> {
+    if (!Array.isArray(result.tools)) return result;
+    const tools = (result.tools as ToolLike[]).filter((tool) => {
+      const digest = digestOrUndefined(tool);
+      this.#digests.set(tool.name, digest);
+      return decide(this.#policy(), tool.name, digest) === undefined;
+    });
+    return { ...result, tools };
+  }
+
+  async #screenCall(request: JsonRpcRequest): Promise<JsonRpcError | undefined> {
+    const name = request.params?.name;
+    if (typeof name !== 'string') return undefined; // the child answers malformed calls itself
+    if (!this.#fresh || !this.#digests.has(name)) await this.#refresh();
+    const denial = decide(this.#policy(), name, this.#digests.get(name));
+    if (!denial) return undefined;
+    this.#onDenied(denial.reason);
+    return errorResponse(
+      request.id,
+      WIRE.INVALID_PARAMS,
+      `Tool ${JSON.stringify(name)} is refused by the bridge policy: ${denial.message}`,
+      { reason: denial.reason, tool: name },
+    );
+  }
+
+  /** Lists every tool of the child (all pages) and records their digests. */
+  #refresh(): Promise<void> {
+    this.#refreshing ??= this.#listAll().finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
+  async #listAll(): Promise<void> {
+    const digests = new Map<string, Digest | undefined>();
+    let cursor: unknown;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const response = await this.#upstream.request(
+        'tools/list',
+        cursor === undefined ? {} : { cursor },
+      );
+      if (isErrorResponse(response)) return; // unverifiable: the call is refused as unknown
+      const tools = Array.isArray(response.result.tools)
+        ? (response.result.tools as ToolLike[])
+        : [];
+      for (const tool of tools) digests.set(tool.name, digestOrUndefined(tool));
+      cursor = response.result.nextCursor;
+      if (typeof cursor !== 'string') break;
+    }
+    this.#digests.clear();
+    for (const [name, digest] of digests) this.#digests.set(name, digest);
+    this.#fresh = true;
+  }
+}

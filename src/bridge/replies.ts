@@ -1,0 +1,55 @@
+/** Small helpers for writing HTTP answers; every error body is a JSON-RPC error response. */
+
+import type { ServerResponse } from 'node:http';
+import { errorResponse, type JsonRpcMessage, type RequestId } from './jsonrpc.ts';
+
+export type Headers = Record<string, string | number>;
+
+export function replyJson(
+  res: ServerResponse,
+  status: number,
+  body: JsonRpcMessage,
+  headers: Headers = {},
+): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** An HTTP error whose body is a JSON-RPC error (the spec allows one without an id). */
+export function replyError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  options: { id?: RequestId | null; data?: unknown; headers?: Headers } = {},
+): void {
+  replyJson(
+    res,
+    status,
+    errorResponse(options.id ?? null, code, message, options.data),
+    options.headers,
+  );
+}
+
+export function replyEmpty(res: ServerResponse, status: number, headers: Headers = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, headers);
+  res.end();
+}
+
+export function replyText(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  contentType = 'text/plain',
+): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

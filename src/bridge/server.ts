@@ -1,0 +1,226 @@
+/**
+ * Wires a running bridge: children (spawned or supervised, behind the warm pool), the session
+ * table, policy, auth and one node:http server for the MCP endpoint, `/healthz`, `/readyz` and
+ * `/metrics`. Raw node:http, because the MCP endpoint needs exact control of status codes,
+ * headers and SSE framing. Used by the CLI command and, in-process, by tests and the bench.
+ */
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { createAuth, type Auth } from './auth.ts';
+import { Bridge } from './bridge.ts';
+import type { SessionMode } from './contract.ts';
+import { mcpEndpoint } from './endpoint.ts';
+import { WIRE } from './jsonrpc.ts';
+import { createMetrics, type BridgeMetrics } from './metrics.ts';
+import { ModernEndpoint } from './modern.ts';
+import { parsePolicy, PolicyGate, type BridgePolicy } from './policy.ts';
+import { WarmPool } from './pool.ts';
+import { replyError, replyText } from './replies.ts';
+import { SpawnLauncher } from './spawn.ts';
+import { SupervisedLauncher } from './supervised.ts';
+import type { Launcher } from './transport.ts';
+import { WatchedFile } from './watched-file.ts';
+
+export interface BridgeOptions {
+  host: string;
+  port: number;
+  path: string;
+  sessionMode: SessionMode;
+  maxSessions: number;
+  warmPool: number;
+  idleTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxMessageBytes: number;
+  allowedOrigins: string[];
+  authTokenFile?: string;
+  /** Token from the environment, used when there is no token file. */
+  authToken?: string;
+  policyFile?: string;
+  /** Pod mode: the emptyDir shared with the supervisor. */
+  supervisorDir?: string;
+  /** Local mode: the server command. */
+  command?: string[];
+  /** Wait between closing a child's stdin, SIGTERM and SIGKILL; also the drain on shutdown. */
+  graceMs: number;
+  logger: Logger;
+  /** Launcher override for tests (an in-memory server); replaces command/supervisorDir. */
+  launcher?: Launcher;
+}
+
+export interface RunningBridge {
+  url: string;
+  bridge: Bridge;
+  metrics: BridgeMetrics;
+  /** Resolves when the first readiness probe has finished (ready or not). */
+  probed: Promise<void>;
+  close(): Promise<void>;
+}
+
+function launcherFor(options: BridgeOptions): Launcher {
+  if (options.launcher) return options.launcher;
+  const common = { maxLineBytes: options.maxMessageBytes, graceMs: options.graceMs };
+  if (options.supervisorDir)
+    return new SupervisedLauncher({ dir: options.supervisorDir, ...common });
+  const [command, ...args] = options.command ?? [];
+  if (command === undefined) throw new Error('a command or a supervisor directory is required');
+  return new SpawnLauncher({ command, args, ...common });
+}
+
+async function loadPolicy(options: BridgeOptions): Promise<WatchedFile<BridgePolicy> | undefined> {
+  if (!options.policyFile) return undefined;
+  const file = options.policyFile;
+  const watched = new WatchedFile({
+    path: file,
+    parse: (text) => parsePolicy(text, file),
+    logger: options.logger,
+    what: 'policy',
+  });
+  await watched.start();
+  return watched;
+}
+
+export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
+  const { logger } = options;
+  const metrics = createMetrics();
+  const launcher = launcherFor(options);
+  const pool =
+    options.warmPool > 0 && options.sessionMode === 'PerSession'
+      ? new WarmPool(launcher, options.warmPool, logger)
+      : undefined;
+  const policy = await loadPolicy(options);
+  const auth: Auth | undefined = await createAuth({
+    file: options.authTokenFile,
+    envToken: options.authToken,
+    logger,
+  });
+  const bridge = new Bridge(
+    {
+      mode: options.sessionMode,
+      maxSessions: options.maxSessions,
+      idleTimeoutMs: options.idleTimeoutMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+    },
+    {
+      launcher: pool ?? launcher,
+      probeLauncher: launcher,
+      logger,
+      metrics,
+      pooled: () => pool?.size ?? 0,
+      hooks: policy
+        ? (upstream) =>
+            new PolicyGate(
+              () => policy.value,
+              upstream,
+              (reason) => metrics.policyDenials.inc({ reason }),
+            ).hooks()
+        : undefined,
+    },
+  );
+
+  let accepting = true;
+  let ready = false;
+  const modern = new ModernEndpoint({ bridge, logger });
+  const endpoint = mcpEndpoint({
+    bridge,
+    maxBodyBytes: options.maxMessageBytes,
+    allowedOrigins: options.allowedOrigins,
+    auth,
+    logger,
+    accepting: () => accepting,
+    modern,
+  });
+
+  const routes: Record<
+    string,
+    (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
+  > = {
+    [options.path]: endpoint,
+    '/healthz': (_req, res) => replyText(res, 200, 'ok\n'),
+    '/readyz': (_req, res) => {
+      const problem = !accepting
+        ? 'shutting down'
+        : !ready
+          ? 'no MCP server has answered yet'
+          : policy?.error;
+      replyText(
+        res,
+        problem === undefined ? 200 : 503,
+        problem === undefined ? 'ready\n' : `not ready: ${problem}\n`,
+      );
+    },
+    '/metrics': async (_req, res) => {
+      replyText(res, 200, await metrics.registry.metrics(), metrics.registry.contentType);
+    },
+  };
+
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://bridge').pathname;
+    const route = routes[path];
+    if (!route) return replyText(res, 404, 'not found\n');
+    Promise.resolve(route(req, res)).catch((error: unknown) => {
+      logger.error({ err: error, path }, 'request failed');
+      if (!res.headersSent)
+        replyError(res, 500, WIRE.INTERNAL_ERROR, 'Internal error in the bridge');
+      else res.destroy();
+    });
+  });
+  // SSE streams are long-lived; only the time to receive a request is bounded.
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}${options.path}`;
+  logger.info({ url, sessionMode: options.sessionMode }, 'bridge listening');
+
+  const stopProbing = new AbortController();
+  const probed = probeUntilReady(bridge, logger, stopProbing.signal).then((ok) => {
+    ready = ok;
+  });
+
+  return {
+    url,
+    bridge,
+    metrics,
+    probed,
+    async close() {
+      // Graceful: stop taking sessions, let requests in flight finish, then stop children.
+      accepting = false;
+      stopProbing.abort();
+      const closed = new Promise((resolve) => server.close(resolve));
+      await bridge.drain(Date.now() + options.graceMs);
+      await bridge.close();
+      server.closeAllConnections();
+      await closed;
+      policy?.stop();
+      auth?.stop();
+      await probed;
+    },
+  };
+}
+
+/** Probes until a child answers; backs off between attempts; gives up when shutting down. */
+async function probeUntilReady(
+  bridge: Bridge,
+  logger: Logger,
+  stop: AbortSignal,
+): Promise<boolean> {
+  for (let delay = 500; !stop.aborted; delay = Math.min(delay * 2, 30_000)) {
+    try {
+      await bridge.probe();
+      logger.info('readiness probe passed: the MCP server answers initialize and ping');
+      return true;
+    } catch (error) {
+      if (stop.aborted) break;
+      logger.error({ err: error, retryInMs: delay }, 'readiness probe failed');
+    }
+    await sleep(delay, undefined, { signal: stop }).catch(() => undefined);
+  }
+  return false;
+}

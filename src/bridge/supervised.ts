@@ -1,0 +1,175 @@
+/**
+ * Pod mode: children are started by the supervisor (supervisor.sh) in the server container, and
+ * reached over FIFOs in the emptyDir both containers mount (src/bridge/contract.ts).
+ *
+ * Every FIFO is opened with O_NONBLOCK, so an open never parks a libuv thread while the other
+ * side is not there yet: `<id>.out` opens for reading at once; `<id>.in` and the control FIFO
+ * fail with ENXIO until their reader exists, and are retried. The descriptors are wrapped in
+ * net.Socket, which waits for readiness with epoll instead of failing with EAGAIN.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { constants, open } from 'node:fs';
+import { promisify } from 'node:util';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { operatorError } from '../errors.ts';
+import { childInFifo, childOutFifo, CONTROL_FIFO } from './contract.ts';
+import { StreamTransport, type Launcher, type Transport } from './transport.ts';
+
+const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
+// A raw descriptor, not a FileHandle: the Socket owns and closes it (a FileHandle would try
+// to close it again when collected).
+const openFd = promisify(open);
+
+export interface SupervisedOptions {
+  /** The emptyDir shared with the supervisor. */
+  dir: string;
+  maxLineBytes: number;
+  /** How long a child may take to appear after `start`, and to exit after its stdin closed. */
+  graceMs: number;
+}
+
+/**
+ * Opens a FIFO without blocking, retrying while its counterpart is missing: ENOENT until the
+ * supervisor has created it, ENXIO (write side only) until someone reads it.
+ */
+async function openFifo(path: string, flags: number, deadline: number): Promise<Socket> {
+  for (let delay = 1; ; delay = Math.min(delay * 2, 25)) {
+    try {
+      const fd = await openFd(path, flags | O_NONBLOCK);
+      const readable = (flags & O_WRONLY) === 0;
+      return new Socket({ fd, readable, writable: !readable });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ENXIO') || Date.now() > deadline) throw error;
+    }
+    await sleep(delay);
+  }
+}
+
+/** Writes `start <id>` / `stop <id>` lines; reopens the FIFO after the supervisor restarted. */
+class ControlChannel {
+  readonly #path: string;
+  readonly #timeoutMs: number;
+  #socket: Promise<Socket> | undefined;
+
+  constructor(dir: string, timeoutMs: number) {
+    this.#path = join(dir, CONTROL_FIFO);
+    this.#timeoutMs = timeoutMs;
+  }
+
+  async send(line: string): Promise<void> {
+    const socket = await this.#open();
+    // One short write per line: atomic on a FIFO (< PIPE_BUF), as supervisor.sh relies on.
+    await new Promise<void>((resolve, reject) => {
+      socket.write(`${line}\n`, (error) => {
+        if (!error) return resolve();
+        this.#socket = undefined;
+        socket.destroy();
+        reject(error);
+      });
+    });
+  }
+
+  close(): void {
+    void this.#socket?.then((socket) => socket.destroy()).catch(() => undefined);
+    this.#socket = undefined;
+  }
+
+  #open(): Promise<Socket> {
+    this.#socket ??= openFifo(this.#path, O_WRONLY, Date.now() + this.#timeoutMs).then(
+      (socket) => {
+        socket.on('error', () => {
+          this.#socket = undefined;
+        });
+        return socket;
+      },
+      (error: unknown) => {
+        this.#socket = undefined;
+        throw operatorError('MCPOP_SUPERVISOR_UNAVAILABLE', this.#path, String(error));
+      },
+    );
+    return this.#socket;
+  }
+}
+
+class FifoTransport extends StreamTransport {
+  readonly label: string;
+  readonly #id: string;
+  readonly #control: ControlChannel;
+  readonly #graceMs: number;
+  readonly #ended: Promise<void>;
+
+  constructor(
+    id: string,
+    output: Socket,
+    input: Socket,
+    control: ControlChannel,
+    options: SupervisedOptions,
+  ) {
+    super(output, input, options.maxLineBytes);
+    this.label = `fifo ${id}`;
+    this.#id = id;
+    this.#control = control;
+    this.#graceMs = options.graceMs;
+    this.#ended = new Promise((resolve) => {
+      // End of `<id>.out`: the child closed its stdout, which in practice means it exited.
+      output.once('close', () => {
+        input.destroy();
+        this.closed('exited (its stdout closed)');
+        resolve();
+      });
+    });
+  }
+
+  /** Same order as for a spawned child: close stdin, wait, then ask the supervisor to stop it. */
+  async close(): Promise<void> {
+    this.endInput();
+    const timer = new AbortController();
+    const gone = await Promise.race([
+      this.#ended.then(() => true),
+      sleep(this.#graceMs, false, { signal: timer.signal }).catch(() => false),
+    ]);
+    timer.abort();
+    if (!gone) await this.#control.send(`stop ${this.#id}`).catch(() => undefined);
+    await this.#ended;
+  }
+}
+
+export class SupervisedLauncher implements Launcher {
+  readonly #options: SupervisedOptions;
+  readonly #control: ControlChannel;
+
+  constructor(options: SupervisedOptions) {
+    this.#options = options;
+    this.#control = new ControlChannel(options.dir, options.graceMs);
+  }
+
+  async launch(): Promise<Transport> {
+    // The id names files in the shared directory: only characters supervisor.sh accepts.
+    const id = `c${randomBytes(9).toString('base64url')}`;
+    await this.#control.send(`start ${id}`);
+    const deadline = Date.now() + this.#options.graceMs;
+    const dir = this.#options.dir;
+    try {
+      const output = await openFifo(join(dir, childOutFifo(id)), O_RDONLY, deadline);
+      const input = await openFifo(join(dir, childInFifo(id)), O_WRONLY, deadline).catch(
+        (error: unknown) => {
+          output.destroy();
+          throw error;
+        },
+      );
+      return new FifoTransport(id, output, input, this.#control, this.#options);
+    } catch (error) {
+      await this.#control.send(`stop ${id}`).catch(() => undefined);
+      throw operatorError('MCPOP_CHILD_START_FAILED', id, String(error));
+    }
+  }
+
+  close(): Promise<void> {
+    this.#control.close();
+    return Promise.resolve();
+  }
+}

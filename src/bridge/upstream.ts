@@ -1,0 +1,502 @@
+/**
+ * One MCP server process and the sessions that share it. In PerSession mode an upstream has a
+ * single session; in Shared mode many. The routing is the same either way, so both modes run
+ * the same code:
+ *
+ * - Request ids are rewritten to the upstream's own integers on the way in and restored
+ *   (string or number, exactly as sent) on the way out, so sessions cannot collide.
+ * - Progress tokens (`_meta.progressToken`, 2025-11-25 basic/utilities/progress) and
+ *   cancellations (basic/utilities/cancellation) are mapped the same way.
+ * - `initialize` reaches the child once; later sessions get its result replayed, and only the
+ *   first `notifications/initialized` is passed on (basic/lifecycle).
+ * - Server→client requests (sampling, elicitation, roots) and unattributed notifications go to
+ *   the session whose request the child most recently received and has not answered: the one
+ *   it is working for. With nothing in flight, notifications go to every session and requests
+ *   to the most recently attached one. `list_changed` goes to every session;
+ *   `resources/updated` to the sessions that subscribed to the URI.
+ */
+
+import type { Logger } from 'pino';
+import { salvageIds, type BadLine } from './framing.ts';
+import {
+  errorResponse,
+  idKey,
+  isErrorResponse,
+  isNotification,
+  isRequest,
+  WIRE,
+  type JsonRpcError,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
+} from './jsonrpc.ts';
+import type { Transport } from './transport.ts';
+
+/** What an upstream needs from a session. */
+export interface SessionPort {
+  readonly id: string;
+  /** A message for the client; `relatedTo` is the client's id of the request it belongs to. */
+  deliver(message: JsonRpcMessage, relatedTo?: RequestId): void;
+  /** The child is gone; the session cannot go on. */
+  upstreamClosed(reason: string): void;
+}
+
+export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 'refused';
+
+/** Extension points, used by the policy filter (policy.ts). */
+export interface UpstreamHooks {
+  /** Before a client request reaches the child; an error response refuses it. */
+  screen?(request: JsonRpcRequest): Promise<JsonRpcError | undefined> | undefined;
+  /** A successful result on its way back to a session. */
+  transformResult?(method: string, result: Record<string, unknown>): Record<string, unknown>;
+  /** Every notification from the child, before it is routed. */
+  observeNotification?(notification: JsonRpcNotification): void;
+}
+
+export interface UpstreamOptions {
+  requestTimeoutMs: number;
+  logger: Logger;
+  hooks?: (upstream: Upstream) => UpstreamHooks;
+  /** Called once per client or bridge request when it ends. */
+  onRequestDone?: (method: string, outcome: Outcome, seconds: number) => void;
+}
+
+interface Pending {
+  childId: number;
+  method: string;
+  /** undefined: a request of the bridge itself. */
+  session: SessionPort | undefined;
+  clientId: RequestId;
+  clientProgressToken: string | number | undefined;
+  timer: NodeJS.Timeout;
+  startedAt: number;
+  sent: boolean;
+  settle?: (response: JsonRpcResponse) => void;
+}
+
+interface Attachment {
+  /** Client request id → child request id, for cancellations. */
+  inFlight: Map<string, number>;
+  subscriptions: Set<string>;
+}
+
+type InitState =
+  | { state: 'none' }
+  | { state: 'pending'; waiters: ((response: JsonRpcResponse) => void)[] }
+  | { state: 'done'; result: Record<string, unknown> };
+
+export class Upstream {
+  readonly label: string;
+  readonly #transport: Transport;
+  readonly #options: UpstreamOptions;
+  readonly #hooks: UpstreamHooks;
+  readonly #pending = new Map<number, Pending>();
+  readonly #attachments = new Map<SessionPort, Attachment>();
+  /** Requests from the child to a client: child's request id → the session asked. */
+  readonly #serverRequests = new Map<string, { session: SessionPort; id: RequestId }>();
+  #nextId = 1;
+  #init: InitState = { state: 'none' };
+  #initializedSent = false;
+  #closedReason: string | undefined;
+  readonly closed: Promise<string>;
+
+  constructor(transport: Transport, options: UpstreamOptions) {
+    this.#transport = transport;
+    this.#options = options;
+    this.label = transport.label;
+    this.#hooks = options.hooks?.(this) ?? {};
+    this.closed = new Promise((resolve) => {
+      transport.attach({
+        onMessage: (message) => this.#fromChild(message),
+        onBadLine: (line) => this.#badLine(line),
+        onClose: (reason) => resolve(this.#childClosed(reason)),
+      });
+    });
+  }
+
+  get isClosed(): boolean {
+    return this.#closedReason !== undefined;
+  }
+
+  get sessionCount(): number {
+    return this.#attachments.size;
+  }
+
+  /** The child's InitializeResult, once a session (or the bridge) has initialized it. */
+  get initializeResult(): Record<string, unknown> | undefined {
+    return this.#init.state === 'done' ? this.#init.result : undefined;
+  }
+
+  attach(session: SessionPort): void {
+    this.#attachments.set(session, { inFlight: new Map(), subscriptions: new Set() });
+  }
+
+  /** The session ended: the child stops working for it and forgets it. */
+  detach(session: SessionPort): void {
+    const attachment = this.#attachments.get(session);
+    if (!attachment) return;
+    this.#attachments.delete(session);
+    for (const childId of attachment.inFlight.values()) {
+      this.#cancelInChild(childId, 'the client session ended');
+    }
+    for (const [key, asked] of this.#serverRequests) {
+      if (asked.session !== session) continue;
+      this.#serverRequests.delete(key);
+      this.#send(errorResponse(asked.id, WIRE.SERVER_ERROR, 'The client session ended'));
+    }
+    for (const uri of attachment.subscriptions) {
+      if (!this.#subscribed(uri))
+        void this.request('resources/unsubscribe', { uri }).catch(() => undefined);
+    }
+  }
+
+  /** A message from a client of this session. */
+  fromClient(session: SessionPort, message: JsonRpcMessage): void {
+    const attachment = this.#attachments.get(session);
+    if (!attachment) return;
+    if (isRequest(message)) this.#clientRequest(session, attachment, message);
+    else if (isNotification(message)) this.#clientNotification(attachment, message);
+    else this.#clientResponse(session, message);
+  }
+
+  /** A request of the bridge itself (readiness, tool catalog, 2026-07-28 translation). */
+  request(method: string, params?: Record<string, unknown>): Promise<JsonRpcResponse> {
+    return new Promise((settle) => {
+      const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method };
+      if (params) request.params = params;
+      const pending = this.#register(undefined, request);
+      pending.settle = settle;
+      this.#forward(pending, request);
+    });
+  }
+
+  /** Sends a notification of the bridge itself to the child. */
+  notify(method: string, params?: Record<string, unknown>): void {
+    this.#send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method });
+  }
+
+  async close(): Promise<void> {
+    await this.#transport.close();
+    await this.closed;
+  }
+
+  // --- client → child ------------------------------------------------------------------
+
+  #clientRequest(session: SessionPort, attachment: Attachment, request: JsonRpcRequest): void {
+    const key = idKey(request.id);
+    if (attachment.inFlight.has(key)) {
+      session.deliver(
+        errorResponse(
+          request.id,
+          WIRE.INVALID_REQUEST,
+          `Request id ${String(request.id)} is already in use`,
+        ),
+      );
+      return;
+    }
+    if (request.method === 'initialize' && this.#replayInitialize(session, request)) return;
+    if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
+      if (this.#trackSubscription(session, attachment, request)) return;
+    }
+    const pending = this.#register(session, request);
+    attachment.inFlight.set(key, pending.childId);
+    const screening = this.#hooks.screen?.(request);
+    if (!screening) return this.#forward(pending, request);
+    void screening.then((refusal) => {
+      if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
+      if (refusal) this.#finish(pending, { ...refusal, id: pending.childId }, 'refused');
+      else this.#forward(pending, request);
+    });
+  }
+
+  #clientNotification(attachment: Attachment, notification: JsonRpcNotification): void {
+    if (notification.method === 'notifications/initialized') {
+      if (this.#initializedSent) return;
+      this.#initializedSent = true;
+    }
+    if (notification.method === 'notifications/cancelled') {
+      const requestId = notification.params?.requestId as RequestId | undefined;
+      const childId =
+        requestId === undefined ? undefined : attachment.inFlight.get(idKey(requestId));
+      const pending = childId === undefined ? undefined : this.#pending.get(childId);
+      if (!pending) return;
+      if (!pending.sent) return this.#finish(pending, undefined, 'cancelled');
+      this.#send({
+        ...notification,
+        params: { ...notification.params, requestId: pending.childId },
+      });
+      return;
+    }
+    this.#send(notification);
+  }
+
+  #clientResponse(session: SessionPort, response: JsonRpcResponse): void {
+    if (response.id === undefined || response.id === null) return;
+    const key = idKey(response.id);
+    if (this.#serverRequests.get(key)?.session !== session) return; // not asked of this session
+    this.#serverRequests.delete(key);
+    this.#send(response);
+  }
+
+  #register(session: SessionPort | undefined, request: JsonRpcRequest): Pending {
+    const childId = this.#nextId++;
+    const meta = request.params?._meta as Record<string, unknown> | undefined;
+    const token = meta?.progressToken;
+    const pending: Pending = {
+      childId,
+      method: request.method,
+      session,
+      clientId: request.id,
+      clientProgressToken:
+        typeof token === 'string' || typeof token === 'number' ? token : undefined,
+      timer: this.#timer(childId),
+      startedAt: performance.now(),
+      sent: false,
+    };
+    this.#pending.set(childId, pending);
+    return pending;
+  }
+
+  #forward(pending: Pending, request: JsonRpcRequest): void {
+    if (this.#closedReason !== undefined) {
+      this.#finish(pending, this.#exitError(pending.childId), 'child_exit');
+      return;
+    }
+    pending.sent = true;
+    const rewritten: JsonRpcRequest = { ...request, id: pending.childId };
+    if (pending.clientProgressToken !== undefined) {
+      // The child sees our id as the token: unique in this upstream, and mapped back below.
+      const meta = { ...(request.params!._meta as object), progressToken: pending.childId };
+      rewritten.params = { ...request.params, _meta: meta };
+    }
+    if (request.method === 'initialize' && this.#init.state === 'none') {
+      this.#init = { state: 'pending', waiters: [] };
+    }
+    this.#send(rewritten);
+  }
+
+  #replayInitialize(session: SessionPort, request: JsonRpcRequest): boolean {
+    const reply = (response: JsonRpcResponse): void =>
+      session.deliver({ ...response, id: request.id }, request.id);
+    if (this.#init.state === 'done') {
+      reply({ jsonrpc: '2.0', id: request.id, result: this.#init.result });
+      return true;
+    }
+    if (this.#init.state === 'pending') {
+      this.#init.waiters.push(reply);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * In a shared child a URI stays subscribed while any session wants it: the first subscribe
+   * and the last unsubscribe reach the child, the others are answered here.
+   */
+  #trackSubscription(
+    session: SessionPort,
+    attachment: Attachment,
+    request: JsonRpcRequest,
+  ): boolean {
+    const uri = request.params?.uri;
+    if (typeof uri !== 'string') return false;
+    const subscribing = request.method === 'resources/subscribe';
+    const elsewhere = [...this.#attachments.values()].some(
+      (other) => other !== attachment && other.subscriptions.has(uri),
+    );
+    if (subscribing) attachment.subscriptions.add(uri);
+    else attachment.subscriptions.delete(uri);
+    if (!elsewhere) return false;
+    session.deliver({ jsonrpc: '2.0', id: request.id, result: {} }, request.id);
+    return true;
+  }
+
+  #subscribed(uri: string): boolean {
+    return [...this.#attachments.values()].some((a) => a.subscriptions.has(uri));
+  }
+
+  // --- child → client ------------------------------------------------------------------
+
+  #fromChild(message: JsonRpcMessage): void {
+    if (isRequest(message)) return this.#childRequest(message);
+    if (isNotification(message)) return this.#childNotification(message);
+    const pending = typeof message.id === 'number' ? this.#pending.get(message.id) : undefined;
+    if (!pending) {
+      this.#options.logger.warn(
+        { child: this.label },
+        'response for no request in flight; dropped',
+      );
+      return;
+    }
+    this.#finish(pending, message, isErrorResponse(message) ? 'error' : 'ok');
+  }
+
+  #childRequest(request: JsonRpcRequest): void {
+    const target = this.#currentWork();
+    const session = target?.session ?? [...this.#attachments.keys()].at(-1);
+    if (!session) {
+      this.#send(errorResponse(request.id, WIRE.INTERNAL_ERROR, 'No client session is connected'));
+      return;
+    }
+    this.#serverRequests.set(idKey(request.id), { session, id: request.id });
+    session.deliver(request, target?.session === session ? target.clientId : undefined);
+  }
+
+  #childNotification(notification: JsonRpcNotification): void {
+    this.#hooks.observeNotification?.(notification);
+    const params = notification.params ?? {};
+    switch (notification.method) {
+      case 'notifications/progress':
+        return this.#progress(notification);
+      case 'notifications/cancelled': {
+        const key = idKey(params.requestId as RequestId);
+        const asked = this.#serverRequests.get(key);
+        this.#serverRequests.delete(key);
+        asked?.session.deliver(notification);
+        return;
+      }
+      case 'notifications/tools/list_changed':
+      case 'notifications/prompts/list_changed':
+      case 'notifications/resources/list_changed':
+        return this.#broadcast(notification);
+      case 'notifications/resources/updated': {
+        const uri = params.uri;
+        const subscribers = [...this.#attachments].filter(([, a]) =>
+          a.subscriptions.has(uri as string),
+        );
+        if (subscribers.length === 0) return this.#broadcast(notification);
+        for (const [session] of subscribers) session.deliver(notification);
+        return;
+      }
+      default: {
+        const work = this.#currentWork();
+        if (work?.session) work.session.deliver(notification, work.clientId);
+        else this.#broadcast(notification);
+      }
+    }
+  }
+
+  #progress(notification: JsonRpcNotification): void {
+    const token = notification.params?.progressToken;
+    const pending = typeof token === 'number' ? this.#pending.get(token) : undefined;
+    if (!pending?.session || pending.clientProgressToken === undefined) return;
+    // Progress shows the request is alive: it restarts the request's timeout.
+    pending.timer.refresh();
+    const params = { ...notification.params, progressToken: pending.clientProgressToken };
+    pending.session.deliver({ ...notification, params }, pending.clientId);
+  }
+
+  #broadcast(notification: JsonRpcNotification): void {
+    for (const session of this.#attachments.keys()) session.deliver(notification);
+  }
+
+  /** The client request the child most recently received and has not answered. */
+  #currentWork(): Pending | undefined {
+    let latest: Pending | undefined;
+    for (const pending of this.#pending.values()) {
+      if (pending.sent && pending.session) latest = pending;
+    }
+    return latest;
+  }
+
+  #finish(pending: Pending, response: JsonRpcResponse | undefined, outcome: Outcome): void {
+    clearTimeout(pending.timer);
+    this.#pending.delete(pending.childId);
+    const seconds = (performance.now() - pending.startedAt) / 1000;
+    this.#options.onRequestDone?.(pending.method, outcome, seconds);
+    if (pending.method === 'initialize') this.#initialized(response);
+    if (!pending.session) {
+      pending.settle?.(response ?? errorResponse(0, WIRE.REQUEST_TIMEOUT, 'cancelled'));
+      return;
+    }
+    this.#attachments.get(pending.session)?.inFlight.delete(idKey(pending.clientId));
+    if (!response) return;
+    let restored = { ...response, id: pending.clientId } as JsonRpcResponse;
+    if (!isErrorResponse(restored) && this.#hooks.transformResult) {
+      restored = {
+        ...restored,
+        result: this.#hooks.transformResult(pending.method, restored.result),
+      };
+    }
+    pending.session.deliver(restored, pending.clientId);
+  }
+
+  #initialized(response: JsonRpcResponse | undefined): void {
+    if (this.#init.state !== 'pending') return;
+    const waiters = this.#init.waiters;
+    if (response && !isErrorResponse(response))
+      this.#init = { state: 'done', result: response.result };
+    else this.#init = { state: 'none' };
+    const answer = response ?? errorResponse(0, WIRE.INTERNAL_ERROR, 'initialize did not complete');
+    for (const waiter of waiters) waiter(answer);
+  }
+
+  #timer(childId: number): NodeJS.Timeout {
+    const ms = this.#options.requestTimeoutMs;
+    const timer = setTimeout(() => {
+      const pending = this.#pending.get(childId);
+      if (!pending) return;
+      if (pending.sent) this.#cancelInChild(childId, 'timed out in the bridge');
+      const message = `Request timed out: the MCP server did not answer ${pending.method} within ${ms} ms`;
+      this.#finish(pending, errorResponse(childId, WIRE.REQUEST_TIMEOUT, message), 'timeout');
+    }, ms);
+    timer.unref();
+    return timer;
+  }
+
+  #cancelInChild(childId: number, reason: string): void {
+    const pending = this.#pending.get(childId);
+    if (!pending) return;
+    if (pending.sent) this.notify('notifications/cancelled', { requestId: childId, reason });
+    clearTimeout(pending.timer);
+    this.#pending.delete(childId);
+    this.#options.onRequestDone?.(
+      pending.method,
+      'cancelled',
+      (performance.now() - pending.startedAt) / 1000,
+    );
+  }
+
+  #badLine(line: BadLine): void {
+    // Log size and reason only: the line itself may hold anything, secrets included.
+    this.#options.logger.warn(
+      { child: this.label, reason: line.reason, bytes: line.bytes },
+      'skipped a line from the MCP server that is not a JSON-RPC message',
+    );
+    const matches = new Set(
+      salvageIds(line.sample).filter(
+        (id): id is number => typeof id === 'number' && this.#pending.has(id),
+      ),
+    );
+    if (matches.size !== 1) return;
+    const [childId] = matches;
+    const message = `The MCP server's response could not be read (${line.reason}, ${line.bytes} bytes)`;
+    this.#finish(
+      this.#pending.get(childId!)!,
+      errorResponse(childId!, WIRE.INTERNAL_ERROR, message),
+      'error',
+    );
+  }
+
+  #childClosed(reason: string): string {
+    this.#closedReason = reason;
+    this.#options.logger.info({ child: this.label, reason }, 'MCP server process ended');
+    for (const pending of [...this.#pending.values()]) {
+      this.#finish(pending, this.#exitError(pending.childId), 'child_exit');
+    }
+    for (const session of [...this.#attachments.keys()]) session.upstreamClosed(reason);
+    this.#attachments.clear();
+    return reason;
+  }
+
+  #exitError(childId: number): JsonRpcError {
+    const reason = this.#closedReason ?? 'unknown';
+    return errorResponse(childId, WIRE.SERVER_ERROR, `The MCP server process ended (${reason})`);
+  }
+
+  #send(message: JsonRpcMessage): void {
+    this.#transport.send(message);
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Helpers for the bridge tests: a bridge running in this process in front of real child
+ * processes, the official SDK client connected to it, and raw HTTP for what the SDK never
+ * sends. Every bridge started here is closed after its test (children included).
+ */
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { fileURLToPath } from 'node:url';
+import { pino, type Logger } from 'pino';
+import { afterEach } from 'vitest';
+import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.ts';
+
+export const NODE = process.execPath;
+/** The bin script of an installed package (these packages export no entry point to import). */
+const packageBin = (name: string): string =>
+  fileURLToPath(new URL(`../../node_modules/${name}/dist/index.js`, import.meta.url));
+
+/** Real MCP servers from npm, run with node from node_modules (no npx download at test time). */
+export const SERVERS = {
+  everything: [NODE, packageBin('@modelcontextprotocol/server-everything'), 'stdio'],
+  memory: [NODE, packageBin('@modelcontextprotocol/server-memory')],
+  filesystem: (root: string) => [NODE, packageBin('@modelcontextprotocol/server-filesystem'), root],
+  misbehaving: (...args: string[]) => [
+    NODE,
+    fileURLToPath(new URL('./fixtures/misbehaving-server.ts', import.meta.url)),
+    ...args,
+  ],
+};
+
+/** Logs of the bridges under test: silent unless BRIDGE_TEST_LOGS is set. */
+export const testLogger: Logger = pino({ level: process.env.BRIDGE_TEST_LOGS ?? 'silent' });
+
+const running: RunningBridge[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((bridge) => bridge.close()));
+});
+
+export async function startTestBridge(
+  options: Partial<BridgeOptions> & { command?: string[] },
+): Promise<RunningBridge> {
+  const bridge = await startBridge({
+    host: '127.0.0.1',
+    port: 0,
+    path: '/mcp',
+    sessionMode: 'PerSession',
+    maxSessions: 64,
+    warmPool: 0,
+    idleTimeoutMs: 60_000,
+    requestTimeoutMs: 10_000,
+    maxMessageBytes: 1024 * 1024,
+    allowedOrigins: [],
+    graceMs: 2_000,
+    logger: testLogger,
+    ...options,
+  });
+  running.push(bridge);
+  return bridge;
+}
+
+export async function connect(
+  url: string,
+  options: {
+    capabilities?: ConstructorParameters<typeof Client>[1];
+    headers?: Record<string, string>;
+  } = {},
+): Promise<Client> {
+  const client = new Client({ name: 'bridge-test', version: '1.0.0' }, options.capabilities);
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: options.headers ? { headers: options.headers } : undefined,
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** The text of the first content item of a tool result. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content[0]?.text ?? '';
+}
+
+export const POST_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+};
+
+/** A raw POST of one JSON-RPC message (or any body). */
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { ...POST_HEADERS, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  },
+} as const;
+
+/** Opens a session with raw HTTP: initialize + initialized. Returns the session id. */
+export async function rawSession(url: string): Promise<string> {
+  const response = await post(url, INITIALIZE);
+  const session = response.headers.get('mcp-session-id');
+  await response.text();
+  if (response.status !== 200 || !session)
+    throw new Error(`initialize failed: HTTP ${response.status}`);
+  const initialized = await post(
+    url,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { 'mcp-session-id': session },
+  );
+  await initialized.text();
+  return session;
+}
+
+/** Parses an SSE body into its events (id and data). */
+export function sseEvents(body: string): { id?: string; data: string }[] {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const event: { id?: string; data: string } = { data: '' };
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id: ')) event.id = line.slice(4);
+        else if (line.startsWith('data: ')) event.data += line.slice(6);
+      }
+      return event;
+    });
+}
+
+/** JSON-RPC messages in an answer, whether it came as JSON or as SSE. */
+export async function messagesOf(response: Response): Promise<Record<string, unknown>[]> {
+  const body = await response.text();
+  if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    return sseEvents(body)
+      .filter((event) => event.data.trim() !== '')
+      .map((event) => JSON.parse(event.data) as Record<string, unknown>);
+  }
+  return [JSON.parse(body) as Record<string, unknown>];
+}
+
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

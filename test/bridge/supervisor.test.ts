@@ -1,0 +1,249 @@
+/**
+ * supervisor.sh under Debian's static busybox, driven through the same FIFOs the bridge uses
+ * (SupervisedLauncher), with real child processes.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CONTROL_FIFO } from '../../src/bridge/contract.ts';
+import type { JsonRpcMessage } from '../../src/bridge/jsonrpc.ts';
+import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
+import type { Transport } from '../../src/bridge/transport.ts';
+import { NODE, SERVERS, waitFor } from './harness.ts';
+import { emptyDir, startSupervisor, SUPERVISOR_SCRIPT } from './pod.ts';
+
+const fixture = (name: string): string => new URL(`./fixtures/${name}`, import.meta.url).pathname;
+
+function launcherFor(dir: string, graceMs = 500): SupervisedLauncher {
+  return new SupervisedLauncher({ dir, maxLineBytes: 1024 * 1024, graceMs });
+}
+
+/** The pid a fixture announced in its first message. */
+const announcedPid = (message: JsonRpcMessage | undefined): number =>
+  (message as { params: { pid: number } } | undefined)!.params.pid;
+
+/** Attaches to a transport and collects what it receives. */
+function collect(transport: Transport) {
+  const messages: JsonRpcMessage[] = [];
+  const closed: string[] = [];
+  transport.attach({
+    onMessage: (m) => messages.push(m),
+    onBadLine: () => undefined,
+    onClose: (r) => closed.push(r),
+  });
+  return { messages, closed };
+}
+
+const childFiles = async (dir: string) =>
+  (await readdir(dir)).filter((name) => /^c.*\.(in|out|pid)$/.test(name));
+
+describe('supervisor.sh', () => {
+  it('passes the lint of shellcheck', () => {
+    const result = spawnSync('shellcheck', ['-s', 'sh', SUPERVISOR_SCRIPT], { encoding: 'utf8' });
+    if (result.error)
+      throw new Error('shellcheck is missing: install it (apt-get install shellcheck)');
+    expect(result.stdout).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('starts a child per request and passes arguments verbatim, never through a shell', async () => {
+    const tricky = [
+      'two words',
+      '$(touch /tmp/pwned)',
+      '`id`',
+      "it's",
+      '"quoted"',
+      '*',
+      '; rm -rf /',
+      '',
+      'new\nline',
+    ];
+    const supervisor = await startSupervisor([NODE, fixture('print-argv.ts'), ...tricky]);
+    const launcher = launcherFor(supervisor.dir);
+    const [a, b] = await Promise.all([launcher.launch(), launcher.launch()]);
+    const [seenA, seenB] = [collect(a), collect(b)];
+    await waitFor('both children to announce themselves', () =>
+      seenA.messages.length && seenB.messages.length ? true : undefined,
+    );
+    for (const seen of [seenA, seenB]) {
+      expect(seen.messages[0]).toEqual({
+        jsonrpc: '2.0',
+        method: 'argv',
+        params: { argv: tricky },
+      });
+    }
+    expect(existsSync('/tmp/pwned')).toBe(false);
+    expect(a.label).not.toBe(b.label);
+
+    // Closing stdin ends each child; the supervisor reaps it and removes its FIFOs.
+    await Promise.all([a.close(), b.close()]);
+    expect(seenA.closed).toHaveLength(1);
+    await waitFor('the FIFOs to be removed', async () =>
+      (await childFiles(supervisor.dir)).length === 0 ? true : undefined,
+    );
+    await launcher.close();
+  });
+
+  it('stops a child that ignores SIGTERM with SIGKILL after the grace period', async () => {
+    const supervisor = await startSupervisor([NODE, fixture('stubborn.ts')]);
+    const launcher = launcherFor(supervisor.dir, 300);
+    const transport = await launcher.launch();
+    const seen = collect(transport);
+    await waitFor('the child to start', () => seen.messages[0]);
+    const pid = announcedPid(seen.messages[0]);
+
+    const started = performance.now();
+    await transport.close(); // stdin closed, 300 ms, `stop`, SIGTERM, 1 s, SIGKILL
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThan(1_200);
+    expect(elapsed).toBeLessThan(4_000);
+    expect(() => process.kill(pid, 0)).toThrow();
+    await waitFor('the log line', () => supervisor.log.find((line) => line.endsWith(': stopped')));
+    await waitFor('the FIFOs to be removed', async () =>
+      (await childFiles(supervisor.dir)).length === 0 ? true : undefined,
+    );
+    await launcher.close();
+  });
+
+  it('runs the command from PATH even when busybox has an applet of that name', async () => {
+    const bin = await mkdtemp(join(tmpdir(), 'mcp-bin-'));
+    // `cat` is a busybox applet; the server's own `cat` must win.
+    await writeFile(
+      join(bin, 'cat'),
+      `#!/bin/sh\nexec "${NODE}" "${fixture('print-argv.ts')}" "$@"\n`,
+    );
+    await chmod(bin, 0o755);
+    await chmod(join(bin, 'cat'), 0o755);
+    const supervisor = await startSupervisor(['cat', 'from-path'], {
+      env: { PATH: `${bin}:/usr/bin:/bin` },
+    });
+    const launcher = launcherFor(supervisor.dir);
+    const transport = await launcher.launch();
+    const seen = collect(transport);
+    await waitFor('the child to announce itself', () => seen.messages[0]);
+    expect(seen.messages[0]).toMatchObject({ params: { argv: ['from-path'] } });
+    await transport.close();
+    await launcher.close();
+  });
+
+  it('refuses to start when the command is not found, saying which', () => {
+    const result = spawnSync(
+      '/bin/busybox',
+      ['sh', SUPERVISOR_SCRIPT, '--', 'no-such-server-command'],
+      { encoding: 'utf8' },
+    );
+    expect(result.status).toBe(127);
+    expect(result.stderr).toContain('command not found in PATH: no-such-server-command');
+  });
+
+  it('ignores malformed control lines, including path tricks, and keeps serving', async () => {
+    const supervisor = await startSupervisor(SERVERS.misbehaving());
+    const control = join(supervisor.dir, CONTROL_FIFO);
+    await writeFile(control, 'start ../escape\nstart a b\nexplode x\nstart\n\nstop ../../etc\n');
+    await waitFor('the refusals in the log', () =>
+      supervisor.log.filter((line) => line.includes('ignoring')).length >= 4 ? true : undefined,
+    );
+    expect(existsSync(join(supervisor.dir, '..', 'escape.in'))).toBe(false);
+
+    const launcher = launcherFor(supervisor.dir);
+    const transport = await launcher.launch();
+    const seen = collect(transport);
+    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    await waitFor('the ping answer', () => seen.messages[0]);
+    await transport.close();
+    await launcher.close();
+  });
+
+  it('keeps working when signals interrupt it and children that wait on their FIFOs', async () => {
+    const supervisor = await startSupervisor(SERVERS.misbehaving());
+    const launcher = launcherFor(supervisor.dir, 2_000);
+    // Children exiting right away interrupt the supervisor's `read` with SIGCHLD.
+    for (let i = 0; i < 5; i++) {
+      const transport = await launcher.launch();
+      await transport.close();
+    }
+    // Signals to the whole process group while a child waits in its FIFO open.
+    const pending = launcher.launch();
+    for (let i = 0; i < 20; i++) process.kill(-supervisor.process.pid!, 'SIGCHLD');
+    process.kill(-supervisor.process.pid!, 'SIGWINCH');
+    const transport = await pending;
+    const seen = collect(transport);
+    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    await waitFor('the ping answer', () => seen.messages[0]);
+    expect(supervisor.process.exitCode).toBeNull();
+    await transport.close();
+    await launcher.close();
+  });
+
+  it('stops every child and exits when the container is stopped (SIGTERM)', async () => {
+    const supervisor = await startSupervisor([NODE, fixture('stubborn.ts')]);
+    const launcher = launcherFor(supervisor.dir);
+    const transports = [await launcher.launch(), await launcher.launch()];
+    const seen = transports.map(collect);
+    await waitFor('both children to start', () =>
+      seen.every((s) => s.messages.length > 0) ? true : undefined,
+    );
+    const pids = seen.map((s) => announcedPid(s.messages[0]));
+
+    await supervisor.stop();
+    expect(supervisor.process.exitCode).toBe(0);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    await waitFor('the bridge side to see both children end', () =>
+      seen.every((s) => s.closed.length === 1) ? true : undefined,
+    );
+    expect(await childFiles(supervisor.dir)).toEqual([]);
+    await launcher.close();
+  });
+
+  it('creates FIFOs that a bridge running as another user of the pod group can open', async () => {
+    const group = 2000;
+    const supervisor = await startSupervisor(SERVERS.misbehaving(), {
+      // The server and the bridge as different users sharing the fsGroup, as in the pod.
+      wrap: ['setpriv', '--reuid=1001', '--regid=1001', `--groups=${group}`, '--'],
+      dir: await fsGroupDir(group),
+    });
+    const control = statSync(join(supervisor.dir, CONTROL_FIFO));
+    expect(control.uid).toBe(1001);
+    expect(control.gid).toBe(group);
+    expect(control.mode & 0o777).toBe(0o660);
+
+    // The bridge side as uid 1002: open control, start a child, talk to it over its FIFOs.
+    const script = `
+      import { SupervisedLauncher } from ${JSON.stringify(new URL('../../src/bridge/supervised.ts', import.meta.url).pathname)};
+      const launcher = new SupervisedLauncher({ dir: ${JSON.stringify(supervisor.dir)}, maxLineBytes: 65536, graceMs: 2000 });
+      const t = await launcher.launch();
+      t.attach({ onMessage: (m) => { console.log(JSON.stringify(m)); void t.close().then(() => launcher.close()); }, onBadLine() {}, onClose() {} });
+      t.send({ jsonrpc: '2.0', id: 7, method: 'ping' });`;
+    const result = spawnSync(
+      'setpriv',
+      [
+        '--reuid=1002',
+        '--regid=1002',
+        `--groups=${group}`,
+        '--',
+        NODE,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      {
+        encoding: 'utf8',
+        timeout: 15_000,
+      },
+    );
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+  });
+});
+
+/** What the kubelet makes of an emptyDir with an fsGroup: group-owned, setgid, group-writable. */
+async function fsGroupDir(group: number): Promise<string> {
+  const dir = await emptyDir();
+  spawnSync('chgrp', ['-R', String(group), dir]);
+  await chmod(dir, 0o2770);
+  return dir;
+}
