@@ -24,3 +24,11 @@ export async function sleep(ms: number, signal: AbortSignal): Promise<void> {
     // Aborted: the caller checks the signal.
   }
 }
+
+/** Resolves when `signal` aborts (at once if it has). */
+export function whenAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}

@@ -61,6 +61,12 @@ export function controllerUsage(command: string): string {
   return `Usage: mcp-operator ${command} [flags]\n\nFlags (and environment variables):\n${lines.join('\n')}\n`;
 }
 
+/** Boolean flags may stand alone, or be negated with `--no-`. */
+const BOOLEAN_SPELLINGS: Record<string, string> = {
+  '--leader-elect': '--leader-elect=true',
+  '--no-leader-elect': '--leader-elect=false',
+};
+
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 
 function positiveInt(flag: string, text: string): number {
@@ -89,7 +95,7 @@ function boolean(flag: string, text: string): boolean {
 
 /**
  * Reads flags from `argv` and falls back to `env`. `--leader-elect=false` and
- * `--no-leader-elect` both turn leader election off.
+ * `--no-leader-elect` both turn leader election off; `--leader-elect` alone turns it on.
  */
 export function parseControllerConfig(
   argv: readonly string[],
@@ -99,7 +105,7 @@ export function parseControllerConfig(
     Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }]),
   );
   const { values } = parseArgs({
-    args: argv.map((arg) => (arg === '--no-leader-elect' ? '--leader-elect=false' : arg)),
+    args: argv.map((arg) => BOOLEAN_SPELLINGS[arg] ?? arg),
     options,
     strict: true,
     allowPositionals: false,

@@ -10,6 +10,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { whenAborted } from './backoff.ts';
 import { Caches } from './caches.ts';
 import type { ControllerConfig } from './config.ts';
 import { EventRecorder } from './events.ts';
@@ -136,7 +137,7 @@ export class Manager {
       );
     } else {
       leading.start();
-      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await whenAborted(signal);
       await leading.stop();
       end = 'stopped';
     }
@@ -149,8 +150,9 @@ export class Manager {
   /** Becomes the active controller: once the caches are synced, reconcile everything. */
   #lead(): void {
     this.#leadingStarted = (async () => {
-      await this.#caches.waitForSync();
-      if (this.#abort.signal.aborted) return;
+      const signal = this.#abort.signal;
+      await Promise.race([this.#caches.waitForSync(), whenAborted(signal)]);
+      if (signal.aborted) return;
       this.#leading = true;
       this.#enqueueAll();
       this.#queue.start();

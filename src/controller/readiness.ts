@@ -30,6 +30,9 @@ const notReady = (reason: ReadyReason, message: string): Readiness => ({
 const clause = (text: string | undefined, fallback: string): string =>
   text?.trim().replace(/\.$/, '') || fallback;
 
+/** Progressing, before the Deployment controller has acted on the latest spec. */
+export const ROLLOUT_PENDING = 'Waiting for the Deployment controller to act on the latest change.';
+
 /** Kubelet waiting reasons that mean the image cannot be pulled. */
 const IMAGE_PULL_REASONS = new Set(['ImagePullBackOff', 'ErrImagePull', 'InvalidImageName']);
 
@@ -78,9 +81,7 @@ export function deploymentReadiness(
   deployment: V1Deployment | undefined,
   pods: readonly V1Pod[],
 ): Readiness {
-  if (deployment === undefined) {
-    return notReady(ReadyReason.Progressing, 'Waiting for the Deployment to be created.');
-  }
+  if (deployment === undefined) return notReady(ReadyReason.Progressing, ROLLOUT_PENDING);
   const name = deployment.metadata?.name ?? '';
   const desired = deployment.spec?.replicas ?? 1;
   const status = deployment.status ?? {};
@@ -114,7 +115,7 @@ export function deploymentReadiness(
     ReadyReason.Progressing,
     observed
       ? `Rolling out: ${updated}/${desired} pods updated, ${available}/${desired} available.`
-      : 'Waiting for the Deployment controller to act on the latest change.',
+      : ROLLOUT_PENDING,
   );
 }
 

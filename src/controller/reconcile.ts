@@ -26,7 +26,12 @@ import type { EventRecorder } from './events.ts';
 import { KubeApiError, isConflict, isNotFound, type KubeClient } from './kube/client.ts';
 import { MCP_SERVER, keyOf, objectPath, type KubeObject } from './kube/resources.ts';
 import type { PendingWrites } from './pending.ts';
-import { deploymentReadiness, externalReadiness, type Readiness } from './readiness.ts';
+import {
+  ROLLOUT_PENDING,
+  deploymentReadiness,
+  externalReadiness,
+  type Readiness,
+} from './readiness.ts';
 import { resolveReferences } from './references.ts';
 import type { StoredMCPServer } from './render/metadata.ts';
 import type { RenderOptions } from './render/options.ts';
@@ -175,7 +180,7 @@ export class Reconciler {
     // The cached Deployment predates this pass's write: its status says nothing of the new spec.
     if (pass.applied.includes(describe(wanted)) || pass.waiting.has('Deployment')) {
       return {
-        readiness: notReady(ReadyReason.Progressing, 'Rolling out the latest change.'),
+        readiness: notReady(ReadyReason.Progressing, ROLLOUT_PENDING),
         replicas,
       };
     }

@@ -3,7 +3,7 @@
  * Prometheus expect them. `/readyz` turns 200 once every cache has synced: before that the
  * controller would act on a partial view of the cluster.
  */
-import fastify from 'fastify';
+import fastify, { LogController } from 'fastify';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { operatorError } from '../errors.ts';
@@ -32,7 +32,9 @@ export function parseAddress(address: string): { host: string; port: number } {
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
-  const app = fastify({ loggerInstance: options.log, disableRequestLogging: true });
+  // Probes and scrapes every few seconds would drown the log: no per-request lines.
+  const logController = new LogController({ disableRequestLogging: true });
+  const app = fastify({ loggerInstance: options.log, logController });
   app.get('/healthz', (_req, reply) => reply.send('ok\n'));
   app.get('/readyz', (_req, reply) =>
     options.ready() ? reply.send('ok\n') : reply.code(503).send('caches not synced\n'),

@@ -37,6 +37,13 @@ describe('parseControllerConfig', () => {
     expect(config.leaderElection.identity).toMatch(/^mcp-operator-abc_[0-9a-f]{8}$/);
   });
 
+  it('reads --leader-elect alone, with a value, and negated', () => {
+    const env = { MCP_OPERATOR_LEADER_ELECT: 'false' };
+    expect(parseControllerConfig(['--leader-elect'], env).leaderElection.enabled).toBe(true);
+    expect(parseControllerConfig(['--leader-elect=false'], {}).leaderElection.enabled).toBe(false);
+    expect(parseControllerConfig([], env).leaderElection.enabled).toBe(false);
+  });
+
   it('gives every process its own identity', () => {
     const a = parseControllerConfig([], {}).leaderElection.identity;
     const b = parseControllerConfig([], {}).leaderElection.identity;

@@ -7,7 +7,7 @@
  * kubeconfig / in-cluster config and producing auth headers (token files, exec plugins) — and
  * sends requests itself over one keep-alive agent, because client-node 2.x builds a new undici
  * agent (so a new TLS connection) for every generated-API call. See
- * docs/adr/0004-controller-runtime.md.
+ * docs/adr/0005-controller-runtime.md.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -228,6 +228,9 @@ class HttpKubeClient implements KubeClient {
     if (body !== undefined) {
       headers['Content-Type'] =
         r.method === 'PATCH' ? PATCH_CONTENT_TYPES[r.patchType ?? 'merge'] : 'application/json';
+      // Node frames a DELETE body neither chunked nor by length unless told: the body would
+      // then be read as the next request on this keep-alive connection.
+      headers['Content-Length'] = Buffer.byteLength(body);
     }
     const { req, res } = await this.#open(
       r.method,

@@ -54,7 +54,7 @@ export interface ReflectorOptions<T extends KubeObject> {
 
 interface ObjectList<T> {
   metadata: { resourceVersion?: string; continue?: string };
-  items: T[];
+  items: T[] | null;
 }
 
 const DEFAULT_BACKOFF: Backoff = { baseMs: 500, maxMs: 30_000 };
@@ -148,7 +148,8 @@ export class Reflector<T extends KubeObject> {
         signal: this.#abort.signal,
         accept: this.#o.metadataOnly ? METADATA_ONLY.list : undefined,
       });
-      for (const item of page.items) {
+      // Go encodes an empty slice of a metadata-only list as null.
+      for (const item of page.items ?? []) {
         const obj = slim(item, this.#o.resource);
         items.set(keyOf(obj), obj);
       }
