@@ -63,7 +63,10 @@ async function up(): Promise<number> {
   try {
     const state = await poll(
       'the control plane',
-      async () => ((await readState())?.pid === daemonPid ? readState() : undefined),
+      async () => {
+        const state = await readState();
+        return state?.pid === daemonPid ? state : undefined;
+      },
       {
         timeoutMs: 180_000,
         intervalMs: 200,
@@ -166,5 +169,8 @@ if (command === undefined) {
   console.error('usage: npm run cluster -- up | down | status | build');
   process.exitCode = 2;
 } else {
-  process.exitCode = await command();
+  process.exitCode = await command().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    return 1;
+  });
 }

@@ -10,7 +10,7 @@
 import { CoreV1Api, KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { dump } from 'js-yaml';
 import {
   cacheRoot,
@@ -299,8 +299,9 @@ export class ControlPlane {
       `--etcd-servers=http://127.0.0.1:${this.#ports.etcdClient}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${this.#ports.apiserver}`,
-      // Published in the `kubernetes` Endpoints; must not be loopback, need not be reachable.
-      `--advertise-address=${SERVICE_IP}`,
+      // Published in the `kubernetes` Endpoints, which reject loopback; no pod runs to use it, so
+      // an address from a documentation range (RFC 5737) says plainly that it goes nowhere.
+      '--advertise-address=198.51.100.1',
       `--cert-dir=${join(this.dir, 'apiserver-certs')}`,
       `--tls-cert-file=${pki.servingCert}`,
       `--tls-private-key-file=${pki.servingKey}`,
@@ -434,7 +435,7 @@ function isReady(node: V1Node): boolean {
 
 async function tail(file: string, lines = 30): Promise<string> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return `--- last lines of ${file} ---\n${text.trimEnd().split('\n').slice(-lines).join('\n')}`;
+  return `--- last lines of ${basename(file)} ---\n${text.trimEnd().split('\n').slice(-lines).join('\n')}`;
 }
 
 function elapsed(since: number): string {
