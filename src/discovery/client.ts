@@ -114,10 +114,14 @@ type Call = (method: string, params: Record<string, unknown>) => Promise<Record<
 export async function discover(options: DiscoveryOptions): Promise<Discovery> {
   const limits = withDefaults(options);
   const channel = openChannel({ ...limits, url: checkedUrl(options.url), token: options.token });
-  if (channel.cancel?.aborted === true) {
-    throw operatorError('MCPOP_DISCOVERY_CANCELLED', channel.displayUrl);
+  try {
+    if (channel.cancel?.aborted === true) {
+      throw operatorError('MCPOP_DISCOVERY_CANCELLED', channel.displayUrl);
+    }
+    return (await discoverModern(channel, limits)) ?? (await discoverLegacy(channel, limits));
+  } finally {
+    channel.close();
   }
-  return (await discoverModern(channel, limits)) ?? (await discoverLegacy(channel, limits));
 }
 
 function withDefaults(options: DiscoveryOptions): Limits & { signal: AbortSignal | undefined } {

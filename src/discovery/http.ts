@@ -28,6 +28,8 @@ export interface Channel {
   /** Either of the two above: what every fetch and body read listens to. */
   readonly signal: AbortSignal;
   bytesRead: number;
+  /** Stops the deadline timer; call it when the run is over. */
+  close(): void;
 }
 
 export interface ChannelOptions {
@@ -38,8 +40,14 @@ export interface ChannelOptions {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * Not AbortSignal.timeout: its timer keeps the signal, and through its listeners every
+ * response of the run, alive until it fires; a closed channel lets them go at once.
+ */
 export function openChannel(options: ChannelOptions): Channel {
-  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const timer = new AbortController();
+  const timeout = setTimeout(() => timer.abort(), options.timeoutMs).unref();
+  const deadline = timer.signal;
   const cancel = options.signal;
   const parsed = new URL(options.url);
   return {
@@ -52,6 +60,7 @@ export function openChannel(options: ChannelOptions): Channel {
     cancel,
     signal: cancel === undefined ? deadline : AbortSignal.any([deadline, cancel]),
     bytesRead: 0,
+    close: () => clearTimeout(timeout),
   };
 }
 

@@ -1,0 +1,81 @@
+/**
+ * Fixture for bench/discovery.ts: one process serving many light MCP servers, one per path
+ * `/s/<i>/mcp`, each with its own tool set (10-19 tools). `modern` serves with the v2 SDK
+ * (2026-07-28, server/discover); `legacy` with the v1 SDK in stateless mode (2025-11-25, so
+ * discovery takes the initialize fallback). Prints `listening <port>` when ready.
+ *
+ * Usage: node bench/discovery-servers.ts <modern|legacy>
+ */
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
+import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+
+interface BenchTool {
+  name: string;
+  description: string;
+  inputSchema: { type: 'object'; properties: Record<string, object>; required: string[] };
+}
+
+function toolsOf(server: number): BenchTool[] {
+  return Array.from({ length: 10 + (server % 10) }, (_, i) => ({
+    name: `tool_${i}`,
+    description: `Tool ${i} of server ${server}: looks things up in the ${i}th index.`,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'What to look for', maxLength: 500 },
+        limit: { type: 'integer', minimum: 1, maximum: 100 },
+        mode: { type: 'string', enum: ['fast', 'exact'] },
+      },
+      required: ['query'],
+    },
+  }));
+}
+
+const ok = () => ({ content: [{ type: 'text' as const, text: 'ok' }] });
+
+function serverIndex(url: string | undefined): number {
+  return Number(/\/s\/(\d+)\/mcp/.exec(url ?? '')?.[1] ?? 0);
+}
+
+function modernHandler(): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const handler = createMcpHandler((ctx) => {
+    const server = new McpServer({ name: 'bench', version: '1.0.0' });
+    for (const tool of toolsOf(serverIndex(ctx.requestInfo?.url))) {
+      const { name, description, inputSchema } = tool;
+      server.registerTool(name, { description, inputSchema: fromJsonSchema(inputSchema) }, ok);
+    }
+    return server;
+  });
+  return toNodeHandler(handler);
+}
+
+function legacyHandler(): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const server = new LegacyServer(
+      { name: 'bench', version: '1.0.0' },
+      { capabilities: { tools: {} } },
+    );
+    const tools = toolsOf(serverIndex(req.url));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => void transport.close());
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  };
+}
+
+const handle = process.argv[2] === 'legacy' ? legacyHandler() : modernHandler();
+const http = createServer((req, res) => {
+  handle(req, res).catch(() => res.destroy());
+});
+http.keepAliveTimeout = 60_000;
+http.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`listening ${(http.address() as AddressInfo).port}\n`);
+});
+process.on('SIGTERM', () => http.close(() => process.exit(0)));

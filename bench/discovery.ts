@@ -1,0 +1,117 @@
+/**
+ * Discovery of many servers at the default concurrency, the way the operator runs it: the
+ * scheduler calls the real client against real MCP servers over HTTP, then takes the snapshot,
+ * the compact status and the drift. Half the servers speak 2026-07-28, half 2025-11-25 (so
+ * those take the initialize fallback). Two rounds: the second finds nothing new, and counts
+ * how many status objects would change (the goal is zero, i.e. no API writes).
+ *
+ * Usage: node bench/discovery.ts [servers=1000] [processes=4]
+ * Prints: time per round, this process's CPU time and peak RSS, failures, status changes.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { isDeepStrictEqual } from 'node:util';
+import { discover } from '../src/discovery/client.ts';
+import { computeDrift, driftStatus } from '../src/discovery/drift.ts';
+import { DiscoveryScheduler, SCHEDULER_DEFAULTS } from '../src/discovery/scheduler.ts';
+import { type CompactDiscovery, compactStatus, takeSnapshot } from '../src/discovery/snapshot.ts';
+
+const servers = Number(process.argv[2] ?? 1000);
+const processes = Number(process.argv[3] ?? 4);
+
+async function startFixture(
+  era: 'modern' | 'legacy',
+): Promise<{ child: ChildProcess; port: number }> {
+  const script = new URL('./discovery-servers.ts', import.meta.url).pathname;
+  const child = spawn(process.execPath, [script, era], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
+  const port = Number(/listening (\d+)/.exec(chunk.toString())?.[1]);
+  if (!Number.isInteger(port)) throw new Error(`fixture did not start: ${chunk.toString()}`);
+  return { child, port };
+}
+
+const fixtures = await Promise.all(
+  Array.from({ length: processes }, (_, i) => startFixture(i % 2 === 0 ? 'modern' : 'legacy')),
+);
+const urlOf = (i: number) => `http://127.0.0.1:${fixtures[i % processes]!.port}/s/${i}/mcp`;
+
+/** What the operator would write to status, per server, after the last run. */
+const statuses = new Map<string, { discovery: CompactDiscovery; drift: object }>();
+let completed = 0;
+let failures = 0;
+let changes = 0;
+let onProgress = () => {};
+
+const scheduler = new DiscoveryScheduler({
+  async discover(key, signal) {
+    try {
+      const snapshot = takeSnapshot(await discover({ url: key, signal, timeoutMs: 30_000 }));
+      const drift = computeDrift(snapshot.tools, [], []);
+      const status = { discovery: compactStatus(snapshot), drift: driftStatus(drift) };
+      if (statuses.has(key) && !isDeepStrictEqual(statuses.get(key), status)) changes++;
+      statuses.set(key, status);
+      return { toolCount: snapshot.tools.length, drifted: false };
+    } finally {
+      completed++;
+      onProgress();
+    }
+  },
+  onFailure: () => failures++,
+});
+
+async function round(name: string, start: () => void): Promise<void> {
+  const target = completed + servers;
+  const done = new Promise<void>((resolve) => {
+    onProgress = () => completed >= target && resolve();
+  });
+  const cpu = process.cpuUsage();
+  const began = performance.now();
+  start();
+  await done;
+  const seconds = (performance.now() - began) / 1000;
+  const used = process.cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
+  console.log(
+    [
+      name.padEnd(10),
+      `${seconds.toFixed(2)} s`.padStart(9),
+      `${(servers / seconds).toFixed(0)} servers/s`.padStart(15),
+      `CPU ${cpuSeconds.toFixed(2)} s (${((cpuSeconds / seconds) * 100).toFixed(0)} % of a core)`.padStart(
+        30,
+      ),
+      `failures ${failures}`,
+      `status changes ${changes}`,
+    ].join('  '),
+  );
+}
+
+const hour = 3_600_000;
+const baseRss = process.memoryUsage().rss;
+let peakHeap = 0;
+const sampler = setInterval(() => {
+  peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+}, 50);
+console.log(
+  `discovery of ${servers} servers in ${processes} processes, concurrency ${SCHEDULER_DEFAULTS.concurrency}, Node ${process.version}`,
+);
+try {
+  await round('round 1', () => {
+    for (let i = 0; i < servers; i++)
+      scheduler.upsert(urlOf(i), { intervalMs: hour, timeoutMs: 30_000 });
+  });
+  await round('no change', () => {
+    for (let i = 0; i < servers; i++) scheduler.trigger(urlOf(i));
+  });
+  const tools = [...statuses.values()].reduce((sum, s) => sum + (s.discovery.toolCount ?? 0), 0);
+  console.log(
+    `tools discovered ${tools}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (${(baseRss / 2 ** 20).toFixed(0)} MiB before the first round), peak heap ${(peakHeap / 2 ** 20).toFixed(0)} MiB`,
+  );
+} finally {
+  clearInterval(sampler);
+  await scheduler.stop();
+  const running = fixtures.map(({ child }) => child).filter((child) => child.exitCode === null);
+  const exited = running.map((child) => once(child, 'exit'));
+  for (const child of running) child.kill('SIGTERM');
+  await Promise.all(exited);
+}
