@@ -1,4 +1,4 @@
-{{/* Names and labels shared by every template. */}}
+{{/* Names, labels and shared fragments of every template. */}}
 
 {{- define "mcp-operator.fullname" -}}
 {{- if contains .Chart.Name .Release.Name -}}
@@ -28,69 +28,92 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
-{{/* registry/repository[:tag|@digest] from an image block, with fallbacks from .Values.image. */}}
+{{- /* registry/repository[:tag|@digest]; a digest wins over a tag. */}}
 {{- define "mcp-operator.imageRef" -}}
-{{- $img := .image -}}
-{{- $root := .root -}}
-{{- $registry := default $root.Values.image.registry $img.registry -}}
-{{- $repository := default $root.Values.image.repository $img.repository -}}
-{{- $digest := default $root.Values.image.digest $img.digest -}}
-{{- $tag := default (default $root.Chart.AppVersion $root.Values.image.tag) $img.tag -}}
-{{- $name := ternary (printf "%s/%s" $registry $repository) $repository (ne $registry "") -}}
-{{- if $digest -}}
-{{- printf "%s@%s" $name $digest -}}
+{{- $name := ternary (printf "%s/%s" .registry .repository) .repository (ne .registry "") -}}
+{{- if .digest -}}
+{{- printf "%s@%s" $name .digest -}}
 {{- else -}}
-{{- printf "%s:%s" $name $tag -}}
+{{- printf "%s:%s" $name .tag -}}
 {{- end -}}
 {{- end -}}
 
 {{- define "mcp-operator.image" -}}
-{{- include "mcp-operator.imageRef" (dict "image" .Values.image "root" .) -}}
-{{- end -}}
-
-{{- define "mcp-operator.bridgeImage" -}}
-{{- include "mcp-operator.imageRef" (dict "image" .Values.bridgeImage "root" .) -}}
-{{- end -}}
-
-{{- define "mcp-operator.leaderElection" -}}
-{{- if or .Values.leaderElection.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
+{{- $i := .Values.image -}}
+{{- include "mcp-operator.imageRef" (dict "registry" $i.registry "repository" $i.repository "tag" (default .Chart.AppVersion $i.tag) "digest" $i.digest) -}}
 {{- end -}}
 
 {{- /*
-Every rule names the behaviour that needs it; test/charts checks that the operator works with
-exactly these rules and that dropping one breaks the behaviour named beside it.
+The bridge sidecar and its init container run the operator's own image unless
+bridgeImage.repository names another one; only then do bridgeImage.tag and .digest apply
+(inheriting the operator's digest for a different repository would name an image that does
+not exist). The registry falls back to image.registry either way: one mirror serves both.
+*/}}
+{{- define "mcp-operator.bridgeImage" -}}
+{{- $b := .Values.bridgeImage -}}
+{{- $registry := default .Values.image.registry $b.registry -}}
+{{- if $b.repository -}}
+{{- include "mcp-operator.imageRef" (dict "registry" $registry "repository" $b.repository "tag" (default .Chart.AppVersion $b.tag) "digest" $b.digest) -}}
+{{- else -}}
+{{- $i := .Values.image -}}
+{{- include "mcp-operator.imageRef" (dict "registry" $registry "repository" $i.repository "tag" (default .Chart.AppVersion $i.tag) "digest" $i.digest) -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* "true" or "false": the controller's --leader-elect defaults to true, so the chart always says which. */}}
+{{- define "mcp-operator.leaderElection" -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) -}}
+{{- fail "replicaCount > 1 needs leaderElection.enabled=true: without a Lease every replica would reconcile every MCPServer at once" -}}
+{{- end -}}
+{{- ternary "true" "false" .Values.leaderElection.enabled -}}
+{{- end -}}
+
+{{- /* The Lease: one per release, so two releases in one namespace never share a leader. */}}
+{{- define "mcp-operator.leaseName" -}}
+{{- include "mcp-operator.fullname" . -}}
+{{- end -}}
+
+{{- /*
+The controller's rules, each with the calls that need it (src/controller). test/charts checks
+both directions against the real operator: it works with exactly these rules, every rule is
+used by a call it makes, and dropping a rule breaks the behaviour named beside it.
 */}}
 {{- define "mcp-operator.managerRules" -}}
-# Watch MCPServers: the work queue's source.
+# The primary cache: list and watch MCPServers (caches.ts). No get: reads come from the cache.
 - apiGroups: [mcp-operator.dev]
   resources: [mcpservers]
-  verbs: [get, list, watch]
-# Write status once per reconcile pass.
+  verbs: [list, watch]
+# Status: one server-side apply to the status subresource per pass that changes it.
 - apiGroups: [mcp-operator.dev]
   resources: [mcpservers/status]
-  verbs: [get, update, patch]
-# Owner references with blockOwnerDeletion need update on the owner's finalizers
-# (OwnerReferencesPermissionEnforcement admission).
+  verbs: [patch]
+# Rendered objects carry an owner reference with blockOwnerDeletion. Clusters that enable the
+# OwnerReferencesPermissionEnforcement admission plugin (OpenShift does) require update on the
+# owner's finalizers for that; elsewhere the rule is unused.
 - apiGroups: [mcp-operator.dev]
   resources: [mcpservers/finalizers]
   verbs: [update]
-# Render → server-side apply the owned objects; delete the ones no longer desired.
+# Rendered objects: cached by the managed-by label (list, watch), server-side applied (patch,
+# and create when the apply creates the object), pruned when the spec no longer needs them
+# (delete). ConfigMaps are also cached metadata-only, like Secrets below.
 - apiGroups: [apps]
   resources: [deployments]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 - apiGroups: ['']
   resources: [services, serviceaccounts, configmaps]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 # Why a server is not Ready: image pull errors, crash loops, unschedulable pods.
 - apiGroups: ['']
   resources: [pods]
-  verbs: [get, list, watch]
-# Discovery reads the bearer token named by spec.auth.secretRef (values never leave memory).
+  verbs: [list, watch]
+# Metadata only (PartialObjectMetadata: no value is ever sent or cached): the resourceVersions
+# of the Secrets a server reads at start go into its pod template checksum, so a changed Secret
+# rolls the pods.
 - apiGroups: ['']
   resources: [secrets]
-  verbs: [get]
-# Events for every change and failure.
-- apiGroups: ['', events.k8s.io]
+  verbs: [list, watch]
+# core/v1 Events on MCPServers (kubectl describe); a repeat bumps the count with a patch.
+- apiGroups: ['']
   resources: [events]
   verbs: [create, patch]
 {{- end -}}
