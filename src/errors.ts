@@ -87,6 +87,10 @@ export const ERRORS = {
     message: (url: string, name: string) =>
       `${url} lists the tool '${name}' more than once; tool names must be unique within a server`,
   }),
+  MCPOP_BASELINE_INVALID: define({
+    message: (source: string, reason: string) =>
+      `the approved tools in ${source} are invalid: ${reason}`,
+  }),
   MCPOP_KUBE_API: define({
     message: (request: string, status: number, detail: string) =>
       `${request}: HTTP ${status}: ${detail}`,
