@@ -269,8 +269,6 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
       WIRE.SERVER_ERROR,
       'Bad Request: Last-Event-ID names no stream of this session',
     );
-  } else if (outcome === 'busy') {
-    replyError(res, 409, WIRE.SERVER_ERROR, 'Conflict: that stream is already connected');
   }
 }
 

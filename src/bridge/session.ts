@@ -164,11 +164,13 @@ export class Session implements SessionPort {
     return 'ok';
   }
 
-  /** Resumes the stream an event id belongs to, replaying what followed it. */
-  resume(streamId: number, afterSeq: number, res: ServerResponse): 'ok' | 'unknown' | 'busy' {
+  /**
+   * Resumes the stream an event id belongs to, replaying what followed it. A connection the
+   * stream still has is replaced: the client reconnecting is the proof that it lost it.
+   */
+  resume(streamId: number, afterSeq: number, res: ServerResponse): 'ok' | 'unknown' {
     const stream = this.#streams.get(streamId);
     if (!stream) return 'unknown';
-    if (stream.connected) return 'busy';
     res.writeHead(200, { ...SSE_HEADERS, ...this.headers });
     stream.attach(res, afterSeq);
     return 'ok';

@@ -4,7 +4,6 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BRIDGE_TOKEN_ENV } from './contract.ts';
 import { StreamTransport, type Launcher, type Transport } from './transport.ts';
@@ -30,8 +29,12 @@ class ChildProcessTransport extends StreamTransport {
     this.#graceMs = options.graceMs;
     this.label = `pid ${child.pid}`;
     // 'close' comes after 'exit' and after stdout has ended, so every line has been decoded.
-    this.#exited = once(child, 'close').then(([code, signal]) => {
-      this.closed(signal ? `killed by ${String(signal)}` : `exited with code ${String(code)}`);
+    // Not events.once: that would reject on the 'error' of a command that cannot be spawned.
+    this.#exited = new Promise((resolve) => {
+      child.once('close', (code, signal) => {
+        this.closed(signal ? `killed by ${signal}` : `exited with code ${String(code)}`);
+        resolve();
+      });
     });
   }
 

@@ -1,0 +1,206 @@
+/**
+ * The stdio pod, container by container, as local processes: `bridge-install` (init container)
+ * fills the emptyDir, the server container runs `supervisedCommand()`, and the bridge container
+ * runs `mcp-operator bridge` with the flags `bridgeArgs()` renders. Then an SDK client talks to
+ * server-everything through all of it.
+ */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  bridgeArgs,
+  BUSYBOX_FILE,
+  installArgs,
+  SUPERVISOR_FILE,
+  type BridgeSettings,
+} from '../../src/bridge/contract.ts';
+import type { V1Container, V1Deployment } from '@kubernetes/client-node';
+import { BRIDGE_MOUNT_PATH } from '../../src/bridge/contract.ts';
+import { ASSET_DIR_ENV } from '../../src/bridge/install.ts';
+import {
+  BRIDGE_CONTAINER,
+  INSTALL_CONTAINER,
+  SERVER_CONTAINER,
+} from '../../src/controller/render/containers.ts';
+import { render } from '../../src/controller/render/render.ts';
+import { connect, NODE, SERVERS, textOf, waitFor } from './harness.ts';
+import { assetDir, emptyDir, startSupervisor } from './pod.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+/** Runs `mcp-operator bridge <args>` as its own process; resolves once it serves /readyz. */
+async function startBridgeProcess(
+  settings: BridgeSettings,
+): Promise<{ url: string; stop(): Promise<number | null> }> {
+  const child = spawn(NODE, [CLI, 'bridge', ...bridgeArgs(settings)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  const stop = async (): Promise<number | null> => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    const [code] = (await exited) as [number | null];
+    return code;
+  };
+  stops.push(async () => void (await stop()));
+  const base = `http://${settings.listen}`;
+  await waitFor('the bridge to be ready', async () => {
+    const response = await fetch(`${base}/readyz`).catch(() => undefined);
+    return response?.status === 200 || undefined;
+  });
+  return { url: `${base}${settings.path}`, stop };
+}
+
+const freePort = (): number => 20_000 + Math.floor(Math.random() * 20_000);
+
+describe('the stdio pod wiring', () => {
+  it('bridge-install copies busybox and the supervisor into the volume', async () => {
+    const volume = await mkdtemp(join(tmpdir(), 'mcp-volume-'));
+    stops.push(() => rm(volume, { recursive: true, force: true }));
+    const [, ...args] = installArgs(volume);
+    const result = spawnSync(NODE, [CLI, 'bridge-install', ...args, '--from', await assetDir()], {
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(0);
+    expect((await readdir(volume)).sort()).toEqual([BUSYBOX_FILE, SUPERVISOR_FILE]);
+    expect((await stat(join(volume, BUSYBOX_FILE))).mode & 0o777).toBe(0o755);
+    expect(spawnSync(join(volume, BUSYBOX_FILE), ['true']).status).toBe(0);
+  });
+
+  it('bridge-install fails clearly when the image has no busybox', async () => {
+    const volume = await mkdtemp(join(tmpdir(), 'mcp-volume-'));
+    const empty = await mkdtemp(join(tmpdir(), 'mcp-assets-'));
+    stops.push(
+      () => rm(volume, { recursive: true, force: true }),
+      () => rm(empty, { recursive: true, force: true }),
+    );
+    const result = spawnSync(NODE, [CLI, 'bridge-install', '--to', volume, '--from', empty], {
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`cannot copy ${join(empty, BUSYBOX_FILE)}`);
+  });
+
+  it('serves server-everything through supervisor, FIFOs and the bridge process', async () => {
+    const supervisor = await startSupervisor(SERVERS.everything);
+    const port = freePort();
+    const bridge = await startBridgeProcess({
+      listen: `127.0.0.1:${port}`,
+      path: '/mcp',
+      sessionMode: 'PerSession',
+      maxSessions: 8,
+      warmPool: 1,
+      idleTimeout: '1m',
+      requestTimeout: '30s',
+      supervisorDir: supervisor.dir,
+    });
+
+    const clients = await Promise.all([
+      connect(bridge.url),
+      connect(bridge.url),
+      connect(bridge.url),
+    ]);
+    const answers = await Promise.all(
+      clients.map((client, i) =>
+        client.callTool({ name: 'echo', arguments: { message: `client ${i}` } }),
+      ),
+    );
+    expect(answers.map(textOf)).toEqual(['Echo: client 0', 'Echo: client 1', 'Echo: client 2']);
+    const progress: number[] = [];
+    await clients[0].callTool(
+      { name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } },
+      undefined,
+      {
+        onprogress: (update) => progress.push(update.progress),
+      },
+    );
+    expect(progress).toEqual([1, 2]);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/mcp_bridge_sessions 3/);
+    await Promise.all(clients.map((client) => client.close()));
+
+    // SIGTERM: the bridge drains, stops its children through the supervisor and exits 0.
+    expect(await bridge.stop()).toBe(0);
+    await waitFor('the children to be stopped', () =>
+      supervisor.log.filter((line) => /: (stopped|exited)/.test(line)).length >= 4
+        ? true
+        : undefined,
+    );
+    expect((await readdir(supervisor.dir)).filter((name) => /\.(in|out|pid)$/.test(name))).toEqual(
+      [],
+    );
+  });
+
+  it('runs the containers the controller renders for a stdio MCPServer', async () => {
+    const port = freePort();
+    const [command, ...args] = SERVERS.everything;
+    const objects = render(
+      {
+        apiVersion: 'mcp-operator.dev/v1alpha1',
+        kind: 'MCPServer',
+        metadata: { name: 'everything', namespace: 'default', uid: 'u1', generation: 1 },
+        spec: {
+          image: 'node:24-slim',
+          transport: 'stdio',
+          command: [command!],
+          args,
+          port,
+          bridge: { warmPool: 1 },
+        },
+      },
+      { image: 'mcp-operator:test' },
+    );
+    const deployment = objects.find((object) => object.kind === 'Deployment') as V1Deployment;
+    const pod = deployment.spec!.template.spec!;
+    const all = [...(pod.initContainers ?? []), ...pod.containers];
+    const container = (name: string): V1Container => all.find((c) => c.name === name)!;
+
+    // The emptyDir becomes a temp dir, `mcp-operator` this checkout's CLI, and the bridge binds
+    // to loopback only (the pod binds to all interfaces for the Service).
+    const volume = await emptyDir();
+    const local = (argv: string[]): string[] =>
+      argv
+        .flatMap((arg) => (arg === 'mcp-operator' ? [NODE, CLI] : [arg]))
+        .map((arg) => arg.replace(BRIDGE_MOUNT_PATH, volume).replace(/^0\.0\.0\.0:/, '127.0.0.1:'));
+    const run = (c: V1Container, env: NodeJS.ProcessEnv = {}) => {
+      const [program, ...rest] = local([...(c.command ?? []), ...(c.args ?? [])]);
+      return spawn(program!, rest, {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, ...env },
+      });
+    };
+
+    const install = run(container(INSTALL_CONTAINER), { [ASSET_DIR_ENV]: await assetDir() });
+    expect((await once(install, 'exit'))[0]).toBe(0);
+    const server = run(container(SERVER_CONTAINER));
+    const bridge = run(container(BRIDGE_CONTAINER));
+    for (const child of [bridge, server]) {
+      const exited = once(child, 'exit');
+      stops.push(async () => {
+        if (child.exitCode === null) child.kill('SIGTERM');
+        await exited;
+      });
+    }
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(
+      'the bridge to be ready',
+      async () =>
+        (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 || undefined,
+    );
+
+    const client = await connect(`${base}/mcp`);
+    expect(
+      textOf(await client.callTool({ name: 'echo', arguments: { message: 'rendered' } })),
+    ).toBe('Echo: rendered');
+    await client.close();
+  });
+});
