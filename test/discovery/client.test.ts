@@ -217,6 +217,29 @@ describe('pagination and answer formats (scripted legacy server)', () => {
     );
   });
 
+  it('does not ask for tools a server does not declare', async () => {
+    const seen: string[] = [];
+    const server = await track(
+      startScripted({
+        page: () => ({ tools: [tool('a')] }),
+        seen: (method) => seen.push(method),
+        override(message, res) {
+          if (message.method !== 'initialize') return false;
+          const result = {
+            protocolVersion: '2025-11-25',
+            capabilities: { prompts: {} },
+            serverInfo: { name: 'p', version: '1' },
+          };
+          res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'session-1' });
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+          return true;
+        },
+      }),
+    );
+    expect((await discover({ url: server.url })).tools).toEqual([]);
+    expect(seen).not.toContain('tools/list');
+  });
+
   it('rejects two tools with one name', async () => {
     const server = await track(
       startScripted({ page: () => ({ tools: [tool('twin'), tool('twin')] }) }),
@@ -252,6 +275,45 @@ describe('hostile and broken servers end as a clear error within the budget', ()
       }),
     );
     await expectFailure({ url: server.url }, 'MCPOP_DISCOVERY_BAD_RESPONSE', /invalid JSON/);
+  });
+
+  it('invalid JSON in an SSE event', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {"id": 1,\n\n');
+      }),
+    );
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_BAD_RESPONSE',
+      /invalid JSON in an SSE event/,
+    );
+  });
+
+  it('an answer that is neither JSON nor SSE', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>');
+      }),
+    );
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_BAD_RESPONSE',
+      /unexpected Content-Type 'text\/html'/,
+    );
+  });
+
+  it('an SSE stream that ends without the response', async () => {
+    const server = await track(
+      startHttp((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end('id: 1\ndata:\n\n');
+      }),
+    );
+    await expectFailure(
+      { url: server.url },
+      'MCPOP_DISCOVERY_BAD_RESPONSE',
+      /SSE stream ended before the response/,
+    );
   });
 
   it('a server that accepts the request and never answers', async () => {
