@@ -32,7 +32,7 @@ it('kubectl apply -f examples/ creates every example', async () => {
       version: VERSION,
       namespace: ns.name,
       plural: PLURAL,
-      name: server.metadata!.name!,
+      name: server.metadata.name!,
     })) as MCPServer;
     // The API server adds defaults; everything the example says must still be there.
     expect({ file, spec: stored.spec }).toMatchObject({ file, spec: server.spec });
