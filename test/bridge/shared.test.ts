@@ -133,11 +133,11 @@ describe('Shared mode', () => {
         notified[i]!++;
       }),
     );
-    await clients[0]!.callTool({ name: 'change-tools', arguments: {} });
+    await clients[0].callTool({ name: 'change-tools', arguments: {} });
     await waitFor('every session to hear of the change', () =>
       notified.every((n) => n === 1) ? true : undefined,
     );
-    const { tools } = await clients[2]!.listTools();
+    const { tools } = await clients[2].listTools();
     expect(tools.map((tool) => tool.name)).toContain('echo2');
     await Promise.all(clients.map((client) => client.close()));
   });
