@@ -16,9 +16,9 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   PatchStrategy,
+  loadAllYaml,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { loadAll } from 'js-yaml';
 import { pino, type Logger } from 'pino';
 import { FIELD_MANAGER } from '../api/names.ts';
 import { operatorError } from '../errors.ts';
@@ -92,8 +92,13 @@ async function localControlPlane(tried: string): Promise<LocalCluster> {
 async function yamlObjects(dir: string): Promise<KubernetesObject[]> {
   if (!existsSync(dir)) return [];
   const files = (await readdir(dir)).filter((f) => /\.ya?ml$/.test(f)).sort();
+  // loadAllYaml builds client-node's typed models: its serializer drops keys of a plain
+  // object that its model lacks (a CRD's `x-kubernetes-validations`, say).
   const docs = await Promise.all(
-    files.map(async (f) => loadAll(await readFile(join(dir, f), 'utf8'))),
+    files.map(async (f) => {
+      const parsed: unknown[] = loadAllYaml(await readFile(join(dir, f), 'utf8'));
+      return parsed;
+    }),
   );
   return docs
     .flat()

@@ -112,17 +112,19 @@ export class Reconciler {
         const message = `${describe(obj)} already exists and is controlled by something else; delete or rename it`;
         return { ...pass, failure: { object: describe(obj), message, err: new Error(message) } };
       }
-      if (!needsApply(obj, live)) continue;
       const pendingKey = `${kind}/${keyOf(obj)}`;
       const hash = obj.metadata.annotations?.[APPLIED_HASH_ANNOTATION] ?? '';
-      const wait = this.#o.pending.waitMs(pendingKey, hash, live?.metadata.resourceVersion);
+      // Asked before needsApply too: a cache that caught up clears the entry.
+      const caughtUp = live?.metadata.annotations?.[APPLIED_HASH_ANNOTATION] === hash;
+      const wait = this.#o.pending.waitMs(pendingKey, hash, caughtUp);
+      if (!needsApply(obj, live)) continue;
       if (wait !== undefined) {
         pass.waiting.set(kind, wait);
         continue;
       }
       try {
-        const stored = await applyObject(this.#o.client, RENDERED_TYPES[kind], obj);
-        this.#o.pending.record(pendingKey, hash, stored.metadata.resourceVersion);
+        await applyObject(this.#o.client, RENDERED_TYPES[kind], obj);
+        this.#o.pending.record(pendingKey, hash);
       } catch (err) {
         const message = `Could not apply ${describe(obj)}: ${errorText(err)}`;
         return { ...pass, failure: { object: describe(obj), message, err } };
@@ -200,11 +202,17 @@ export class Reconciler {
     });
     if (!statusDiffers(server.status, next)) return 0;
     const pendingKey = `status/${keyOf(server)}`;
-    const digest = createHash('sha256').update(JSON.stringify(next)).digest('hex');
-    const wait = this.#o.pending.waitMs(pendingKey, digest, server.metadata.resourceVersion);
+    // Without transition times: a pass on a cache that still lacks our last write computes
+    // the same status with a later time, and must not write it again.
+    const timeless = next.conditions.map(({ lastTransitionTime: _, ...rest }) => rest);
+    const digest = createHash('sha256')
+      .update(JSON.stringify({ ...next, conditions: timeless }))
+      .digest('hex');
+    // Only reached when the cache differs from `next`: it has not caught up with it.
+    const wait = this.#o.pending.waitMs(pendingKey, digest, false);
     if (wait !== undefined) return wait;
     const { name, namespace, uid } = server.metadata;
-    const stored = await this.#o.client.request<KubeObject>({
+    await this.#o.client.request({
       method: 'PATCH',
       path: objectPath(MCP_SERVER, namespace, name, 'status'),
       query: { fieldManager: FIELD_MANAGER, force: true },
@@ -217,7 +225,7 @@ export class Reconciler {
         status: next,
       },
     });
-    this.#o.pending.record(pendingKey, digest, stored.metadata.resourceVersion);
+    this.#o.pending.record(pendingKey, digest);
     const ready = next.conditions[0]!;
     log.info({ ready: ready.status, reason: ready.reason }, 'status written');
     return 0;
