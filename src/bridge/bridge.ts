@@ -43,6 +43,32 @@ const KEEP_ALIVE_MS = 15_000;
 
 export class SessionLimitError extends Error {}
 
+/** An upstream started on first use, and again on the next use after its child ended. */
+class LazyUpstream {
+  readonly #start: () => Promise<Upstream>;
+  #current: Promise<Upstream> | undefined;
+
+  constructor(start: () => Promise<Upstream>) {
+    this.#start = start;
+  }
+
+  async get(): Promise<Upstream> {
+    const current = this.#current;
+    if (current) {
+      const upstream = await current.catch(() => undefined);
+      if (upstream && !upstream.isClosed) return upstream;
+      if (this.#current === current) this.#current = undefined;
+      return this.get();
+    }
+    const started = this.#start();
+    this.#current = started;
+    started.catch(() => {
+      if (this.#current === started) this.#current = undefined;
+    });
+    return started;
+  }
+}
+
 export class Bridge {
   readonly config: BridgeConfig;
   readonly #deps: BridgeDeps;
@@ -50,7 +76,8 @@ export class Bridge {
   readonly #upstreams = new Set<Upstream>();
   /** Upstreams we are closing on purpose; any other close is a crash. */
   readonly #retiring = new WeakSet<Upstream>();
-  #shared: Promise<Upstream> | undefined;
+  readonly #shared = new LazyUpstream(() => this.#startUpstream());
+  readonly #modern = new LazyUpstream(() => this.#startUpstream());
   readonly #sweeper: NodeJS.Timeout;
   #lastKeepAlive = Date.now();
 
@@ -94,20 +121,23 @@ export class Bridge {
 
   /** The one child of Shared mode, started on first use and again after it ended. */
   sharedUpstream(): Promise<Upstream> {
-    const current = this.#shared;
-    if (current) {
-      return current.then((upstream) => {
-        if (!upstream.isClosed) return upstream;
-        if (this.#shared === current) this.#shared = undefined;
-        return this.sharedUpstream();
-      });
-    }
-    const started = this.#startUpstream();
-    this.#shared = started;
-    started.catch(() => {
-      if (this.#shared === started) this.#shared = undefined;
+    return this.#shared.get();
+  }
+
+  /**
+   * The child that serves 2026-07-28 clients, initialized by the bridge: those requests carry
+   * no session, so they cannot have a child each. In Shared mode it is the shared child.
+   */
+  async modernUpstream(): Promise<Upstream> {
+    const upstream = await (this.config.mode === 'Shared' ? this.#shared : this.#modern).get();
+    await upstream.ensureInitialized({
+      protocolVersion: LEGACY_PROTOCOL_VERSION,
+      // Form elicitation and sampling reach 2026-07-28 clients as input requests (MRTR);
+      // roots are left out: a child asks for them outside any request, where no client is.
+      capabilities: { elicitation: { form: {} }, sampling: {} },
+      clientInfo: BRIDGE_CLIENT_INFO,
     });
-    return started;
+    return upstream;
   }
 
   /**

@@ -122,7 +122,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
 
   let accepting = true;
   let ready = false;
-  const modern = new ModernEndpoint({ bridge, logger });
+  const modern = new ModernEndpoint({ bridge, logger, parkMs: options.requestTimeoutMs });
   const endpoint = mcpEndpoint({
     bridge,
     maxBodyBytes: options.maxMessageBytes,
@@ -195,6 +195,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       stopProbing.abort();
       const closed = new Promise((resolve) => server.close(resolve));
       await bridge.drain(Date.now() + options.graceMs);
+      modern.close();
       await bridge.close();
       server.closeAllConnections();
       await closed;

@@ -172,6 +172,27 @@ export class Upstream {
     });
   }
 
+  /**
+   * Initializes the child on the bridge's own account (for 2026-07-28 clients, which have no
+   * handshake), unless a session already did: then its result is reused.
+   */
+  async ensureInitialized(params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (this.#init.state === 'done') return this.#init.result;
+    const response =
+      this.#init.state === 'pending'
+        ? await new Promise<JsonRpcResponse>((resolve) =>
+            (this.#init as { waiters: ((r: JsonRpcResponse) => void)[] }).waiters.push(resolve),
+          )
+        : await this.request('initialize', params);
+    if (isErrorResponse(response))
+      throw new Error(`the MCP server refused initialize: ${response.error.message}`);
+    if (!this.#initializedSent) {
+      this.#initializedSent = true;
+      this.notify('notifications/initialized');
+    }
+    return response.result;
+  }
+
   /** Sends a notification of the bridge itself to the child. */
   notify(method: string, params?: Record<string, unknown>): void {
     this.#send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method });

@@ -26,6 +26,16 @@ function launcherFor(dir: string, graceMs = 500): SupervisedLauncher {
 const announcedPid = (message: JsonRpcMessage | undefined): number =>
   (message as { params: { pid: number } } | undefined)!.params.pid;
 
+/** No such process (not even a zombie: the supervisor reaped it). */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /** Attaches to a transport and collects what it receives. */
 function collect(transport: Transport) {
   const messages: JsonRpcMessage[] = [];
@@ -101,7 +111,7 @@ describe('supervisor.sh', () => {
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThan(1_200);
     expect(elapsed).toBeLessThan(4_000);
-    expect(() => process.kill(pid, 0)).toThrow();
+    await waitFor('the child to be killed and reaped', () => (gone(pid) ? true : undefined));
     await waitFor('the log line', () => supervisor.log.find((line) => line.endsWith(': stopped')));
     await waitFor('the FIFOs to be removed', async () =>
       (await childFiles(supervisor.dir)).length === 0 ? true : undefined,
@@ -191,7 +201,7 @@ describe('supervisor.sh', () => {
 
     await supervisor.stop();
     expect(supervisor.process.exitCode).toBe(0);
-    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    for (const pid of pids) expect(gone(pid)).toBe(true);
     await waitFor('the bridge side to see both children end', () =>
       seen.every((s) => s.closed.length === 1) ? true : undefined,
     );

@@ -1,0 +1,389 @@
+/**
+ * Clients of revision 2026-07-28 (stateless: version and capabilities in `_meta`, method and
+ * name in headers) in front of a child that only knows the `initialize` handshake.
+ */
+
+import { describe, expect, it } from 'vitest';
+import {
+  connect,
+  messagesOf,
+  post,
+  SERVERS,
+  sseEvents,
+  startTestBridge,
+  textOf,
+} from './harness.ts';
+
+const VERSION = '2026-07-28';
+
+interface Call {
+  method: string;
+  params?: Record<string, unknown>;
+  id?: number | string;
+  capabilities?: Record<string, unknown>;
+  meta?: Record<string, unknown>;
+  headers?: Record<string, string | undefined>;
+}
+
+/** A request as a 2026-07-28 client sends it, headers mirrored from the body. */
+async function modern(url: string, call: Call): Promise<Response> {
+  const params = call.params ?? {};
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': VERSION,
+    'io.modelcontextprotocol/clientInfo': { name: 'modern-test', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': call.capabilities ?? {},
+    ...call.meta,
+  };
+  const name = params.name ?? params.uri;
+  const headers: Record<string, string | undefined> = {
+    'mcp-protocol-version': VERSION,
+    'mcp-method': call.method,
+    ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+    ...call.headers,
+  };
+  const defined = Object.fromEntries(
+    Object.entries(headers).filter(([, v]) => v !== undefined),
+  ) as Record<string, string>;
+  return post(
+    url,
+    { jsonrpc: '2.0', id: call.id ?? 1, method: call.method, params: { ...params, _meta: meta } },
+    defined,
+  );
+}
+
+async function json(response: Response): Promise<{
+  status: number;
+  body: Record<string, unknown> & {
+    result?: Record<string, unknown>;
+    error?: { code: number; message: string; data?: unknown };
+  };
+}> {
+  return { status: response.status, body: (await response.json()) as never };
+}
+
+const fixture = () => startTestBridge({ command: SERVERS.misbehaving() });
+
+describe('2026-07-28 clients', () => {
+  it('server/discover: versions, capabilities, identity and instructions of the child', async () => {
+    const bridge = await fixture();
+    const response = await modern(bridge.url, { method: 'server/discover' });
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    const { status, body } = await json(response);
+    expect(status).toBe(200);
+    expect(body.result).toEqual({
+      resultType: 'complete',
+      supportedVersions: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'],
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions: 'A server that misbehaves on request.',
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: {
+        'io.modelcontextprotocol/serverInfo': { name: 'misbehaving-server', version: '1.0.0' },
+      },
+    });
+  });
+
+  it('translates results: resultType, serverInfo, cache hints; no session is created', async () => {
+    const bridge = await fixture();
+    const { body } = await json(await modern(bridge.url, { method: 'tools/list' }));
+    expect(body.result).toMatchObject({
+      resultType: 'complete',
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'misbehaving-server' } },
+    });
+    const called = await json(
+      await modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'modern' } },
+      }),
+    );
+    expect(called.body.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'modern' }],
+    });
+    expect(called.body.result).not.toHaveProperty('ttlMs');
+    expect(bridge.bridge.sessionCount).toBe(0);
+  });
+
+  it('refuses headers that do not match the body with 400 and HeaderMismatch (-32020)', async () => {
+    const bridge = await fixture();
+    const echo = { method: 'tools/call', params: { name: 'echo', arguments: {} } };
+    const cases: Call[] = [
+      { ...echo, headers: { 'mcp-name': undefined } },
+      { ...echo, headers: { 'mcp-name': 'other' } },
+      { ...echo, headers: { 'mcp-method': 'tools/list' } },
+      { ...echo, headers: { 'mcp-method': undefined } },
+      { ...echo, meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } },
+      { ...echo, headers: { 'mcp-name': 'ech\u00f6' } },
+    ];
+    for (const bad of cases) {
+      const response = await modern(bridge.url, bad).catch(() => undefined);
+      if (!response) continue; // fetch itself refuses a non-ASCII header value
+      const { status, body } = await json(response);
+      expect(status).toBe(400);
+      expect(body.error!.code).toBe(-32020);
+      expect(body.error!.message).toMatch(/^Header mismatch: /);
+    }
+    // The Base64 sentinel encoding is decoded before comparing.
+    const encoded = `=?base64?${Buffer.from('echo').toString('base64')}?=`;
+    const ok = await json(await modern(bridge.url, { ...echo, headers: { 'mcp-name': encoded } }));
+    expect(ok.status).toBe(200);
+  });
+
+  it('validates Mcp-Param headers declared with x-mcp-header', async () => {
+    const bridge = await fixture();
+    const region = {
+      method: 'tools/call',
+      params: { name: 'region', arguments: { region: 'us-west1' } },
+    };
+    const missing = await json(await modern(bridge.url, region));
+    expect(missing.status).toBe(400);
+    expect(missing.body.error!.message).toBe(
+      'Header mismatch: the Mcp-Param-Region header is missing',
+    );
+    const wrong = await json(
+      await modern(bridge.url, { ...region, headers: { 'mcp-param-region': 'eu-north1' } }),
+    );
+    expect(wrong.status).toBe(400);
+    const right = await json(
+      await modern(bridge.url, { ...region, headers: { 'mcp-param-region': 'us-west1' } }),
+    );
+    expect(right.body.result).toMatchObject({ content: [{ text: 'region us-west1' }] });
+  });
+
+  it('answers an unsupported version with the versions it supports, and removed methods with 404', async () => {
+    const bridge = await fixture();
+    const future = await json(
+      await modern(bridge.url, {
+        method: 'tools/list',
+        meta: { 'io.modelcontextprotocol/protocolVersion': '2027-01-01' },
+        headers: { 'mcp-protocol-version': '2027-01-01' },
+      }),
+    );
+    expect(future.status).toBe(400);
+    expect(future.body.error).toMatchObject({
+      code: -32022,
+      data: {
+        requested: '2027-01-01',
+        supported: expect.arrayContaining(['2026-07-28']) as unknown,
+      },
+    });
+
+    const noCapabilities = await post(
+      bridge.url,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } },
+      },
+      { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
+    );
+    expect(noCapabilities.status).toBe(400);
+
+    for (const method of ['ping', 'initialize', 'made/up']) {
+      const { status, body } = await json(await modern(bridge.url, { method }));
+      expect(status).toBe(404);
+      expect(body.error!.code).toBe(-32601);
+    }
+  });
+
+  it('streams progress, and log messages only when the request asked for them', async () => {
+    const bridge = await fixture();
+    const progress = await modern(bridge.url, {
+      method: 'tools/call',
+      params: { name: 'progress', arguments: { steps: 2 } },
+      meta: { progressToken: 'p' },
+    });
+    expect(progress.headers.get('content-type')).toBe('text/event-stream');
+    const messages = await messagesOf(progress);
+    expect(messages.map((m) => m.method ?? 'result')).toEqual([
+      'notifications/progress',
+      'notifications/progress',
+      'result',
+    ]);
+    expect(messages[0]).toMatchObject({ params: { progressToken: 'p' } });
+
+    const quiet = await messagesOf(
+      await modern(bridge.url, { method: 'tools/call', params: { name: 'log', arguments: {} } }),
+    );
+    expect(quiet.map((m) => m.method ?? 'result')).toEqual(['result']);
+    const chatty = await messagesOf(
+      await modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'log', arguments: {} },
+        meta: { 'io.modelcontextprotocol/logLevel': 'info' },
+      }),
+    );
+    expect(chatty.map((m) => m.method ?? 'result')).toEqual(['notifications/message', 'result']);
+  });
+
+  it('turns an elicitation of the child into an InputRequiredResult and resumes on the retry (MRTR)', async () => {
+    const bridge = await fixture();
+    const capabilities = { elicitation: { form: {} } };
+    const first = await json(
+      await modern(bridge.url, {
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'elicit', arguments: {} },
+        capabilities,
+      }),
+    );
+    const result = first.body.result as {
+      resultType: string;
+      inputRequests: Record<string, { method: string; params: { message: string } }>;
+      requestState: string;
+    };
+    expect(result.resultType).toBe('input_required');
+    const [[key, input]] = Object.entries(result.inputRequests) as [
+      [string, { method: string; params: { message: string } }],
+    ];
+    expect(input.method).toBe('elicitation/create');
+    expect(input.params.message).toMatch(/^question for call/);
+
+    const retry = await json(
+      await modern(bridge.url, {
+        id: 2,
+        method: 'tools/call',
+        params: {
+          name: 'elicit',
+          arguments: {},
+          inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } },
+          requestState: result.requestState,
+        },
+        capabilities,
+      }),
+    );
+    expect(retry.body.id).toBe(2);
+    expect(retry.body.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.parse(textOf(retry.body.result))).toEqual({
+      action: 'accept',
+      content: { name: 'Ada' },
+    });
+
+    const stale = await json(
+      await modern(bridge.url, {
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'elicit', arguments: {}, requestState: result.requestState },
+        capabilities,
+      }),
+    );
+    expect(stale.status).toBe(400);
+    expect(stale.body.error!.message).toMatch(/requestState is unknown or expired/);
+  });
+
+  it('does not ask a client for input it did not declare', async () => {
+    const bridge = await fixture();
+    const { body } = await json(
+      await modern(bridge.url, { method: 'tools/call', params: { name: 'elicit', arguments: {} } }),
+    );
+    expect(body.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.parse(textOf(body.result))).toMatchObject({ code: -32601 });
+  });
+
+  it('treats a closed response stream as cancellation', async () => {
+    const bridge = await fixture();
+    await modern(bridge.url, { method: 'server/discover' }); // the child is up and initialized
+    const aborted = new AbortController();
+    const hanging = fetch(bridge.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': VERSION,
+        'mcp-method': 'tools/call',
+        'mcp-name': 'hang',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'hang',
+          arguments: {},
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': VERSION,
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+      signal: aborted.signal,
+    }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    aborted.abort();
+    await hanging;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stats = JSON.parse(
+      textOf(
+        (
+          await json(
+            await modern(bridge.url, {
+              method: 'tools/call',
+              params: { name: 'stats', arguments: {} },
+            }),
+          )
+        ).body.result,
+      ),
+    ) as { cancelled: unknown[] };
+    expect(stats.cancelled).toHaveLength(1);
+  });
+
+  it('subscriptions/listen: acknowledges first, then delivers opted-in notifications tagged with its id', async () => {
+    const bridge = await fixture();
+    const listen = await modern(bridge.url, {
+      id: 'sub-1',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true, promptsListChanged: true } },
+    });
+    expect(listen.headers.get('content-type')).toBe('text/event-stream');
+    const reader = listen.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const next = async (pattern: RegExp) => {
+      while (!pattern.test(text)) text += (await reader.read()).value ?? '';
+    };
+    await next(/acknowledged/);
+    await modern(bridge.url, {
+      method: 'tools/call',
+      params: { name: 'change-tools', arguments: {} },
+    });
+    await next(/list_changed/);
+    await reader.cancel();
+    const events = sseEvents(text).map(
+      (event) => JSON.parse(event.data) as Record<string, unknown>,
+    );
+    expect(events).toEqual([
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        // The child declares no prompts capability: only what it can honour is acknowledged.
+        params: {
+          notifications: { toolsListChanged: true },
+          _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' },
+        },
+      },
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+      },
+    ]);
+  });
+
+  it('serves 2026-07-28 and 2025-11-25 clients side by side', async () => {
+    const bridge = await startTestBridge({ command: SERVERS.everything });
+    const legacy = await connect(bridge.url);
+    const { body } = await json(
+      await modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { message: 'new' } },
+      }),
+    );
+    expect(textOf(body.result)).toBe('Echo: new');
+    expect(textOf(await legacy.callTool({ name: 'echo', arguments: { message: 'old' } }))).toBe(
+      'Echo: old',
+    );
+    await legacy.close();
+  });
+});
