@@ -140,11 +140,14 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     [options.path]: endpoint,
     '/healthz': (_req, res) => replyText(res, 200, 'ok\n'),
     '/readyz': (_req, res) => {
+      // A policy update that does not parse leaves the last good one in force: still ready.
+      const noPolicy =
+        policy && policy.value === undefined ? `no policy loaded (${policy.error})` : undefined;
       const problem = !accepting
         ? 'shutting down'
         : !ready
           ? 'no MCP server has answered yet'
-          : policy?.error;
+          : noPolicy;
       replyText(
         res,
         problem === undefined ? 200 : 503,

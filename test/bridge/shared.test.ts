@@ -138,7 +138,9 @@ describe('Shared mode', () => {
       notified.every((n) => n === 1) ? true : undefined,
     );
     const { tools } = await clients[2].listTools();
-    expect(tools.map((tool) => tool.name)).toContain('echo2');
+    expect(tools.find((tool) => tool.name === 'echo')!.description).toMatch(
+      /sends your data elsewhere/,
+    );
     await Promise.all(clients.map((client) => client.close()));
   });
 

@@ -1,0 +1,207 @@
+/**
+ * The enforcement hook (driftPolicy: Enforce): the bridge hides tools that are not allowed or
+ * not approved, and refuses to call them, checking against the child's current definitions.
+ */
+
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { decide, parsePolicy, type BridgePolicy } from '../../src/bridge/policy.ts';
+import { toolDigest, type Digest } from '../../src/discovery/digest.ts';
+import { connect, SERVERS, startTestBridge, textOf, waitFor } from './harness.ts';
+
+const D = (c: string): Digest => `sha256:${c.repeat(64)}`;
+
+describe('policy file', () => {
+  it('parses the format the controller writes', () => {
+    const policy = parsePolicy(
+      JSON.stringify({ approved: [{ name: 'echo', digest: D('a') }], allow: ['echo'] }),
+    );
+    expect(policy).toEqual({ approved: [{ name: 'echo', digest: D('a') }], allow: ['echo'] });
+    expect(parsePolicy('{}')).toEqual({});
+  });
+
+  it('refuses a malformed policy, saying where', () => {
+    const invalid = (text: string) => () => parsePolicy(text, '/etc/policy.json');
+    expect(invalid('{')).toThrow(/policy file \/etc\/policy.json is invalid: not JSON/);
+    expect(invalid('{"approved":[{"name":"echo","digest":"md5:abc"}]}')).toThrow(
+      /\/approved\/0\/digest/,
+    );
+    expect(invalid('{"aproved":[]}')).toThrow(/is invalid/);
+    expect(
+      invalid(
+        JSON.stringify({
+          approved: [
+            { name: 'x', digest: D('a') },
+            { name: 'x', digest: D('b') },
+          ],
+        }),
+      ),
+    ).toThrow(/tool x is approved twice/);
+  });
+
+  it('decides by allowlist, then approval and digest', () => {
+    const policy: BridgePolicy = {
+      approved: [{ name: 'echo', digest: D('a') }],
+      allow: ['echo', 'other'],
+    };
+    expect(decide(policy, 'echo', D('a'))).toBeUndefined();
+    expect(decide(policy, 'echo', D('b'))?.reason).toBe('drifted');
+    expect(decide(policy, 'other', D('c'))?.reason).toBe('not-approved');
+    expect(decide(policy, 'third', D('c'))?.reason).toBe('not-allowed');
+    expect(decide(policy, 'echo', undefined)?.reason).toBe('unknown-tool');
+    expect(decide(undefined, 'echo', D('a'))?.reason).toBe('policy-unavailable');
+    expect(decide({ allow: ['echo'] }, 'echo', D('f'))).toBeUndefined();
+  });
+});
+
+/** Digests of the fixture's tools as they are now (read through a bridge without a policy). */
+async function currentDigests(): Promise<Map<string, Digest>> {
+  const bridge = await startTestBridge({ command: SERVERS.misbehaving() });
+  const client = await connect(bridge.url);
+  const { tools } = await client.listTools();
+  await client.close();
+  return new Map(tools.map((tool) => [tool.name, toolDigest(tool)]));
+}
+
+async function policyFile(policy: BridgePolicy): Promise<string> {
+  const file = join(await mkdtemp(join(tmpdir(), 'mcp-policy-')), 'policy.json');
+  await writeFile(file, JSON.stringify(policy));
+  return file;
+}
+
+async function refusal(promise: Promise<unknown>): Promise<McpError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof McpError)) throw new Error(`expected a refusal, got ${String(error)}`);
+  return error;
+}
+
+describe('enforcement in the bridge', () => {
+  it('hides and refuses tools that are not approved or not allowed', async () => {
+    const digests = await currentDigests();
+    const approve = (...names: string[]) =>
+      names.map((name) => ({ name, digest: digests.get(name)! }));
+    const file = await policyFile({
+      approved: approve('echo', 'stats', 'change-tools', 'hang'),
+      allow: ['echo', 'stats', 'change-tools'],
+    });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    const client = await connect(bridge.url);
+
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['change-tools', 'echo', 'stats']);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'approved' } }))).toBe(
+      'approved',
+    );
+
+    const notApproved = await refusal(client.callTool({ name: 'crash', arguments: {} }));
+    expect(notApproved.code).toBe(-32602);
+    expect(notApproved.message).toMatch(
+      /Tool "crash" is refused by the bridge policy: it is not in the allowlist/,
+    );
+    expect(notApproved.data).toEqual({ reason: 'not-allowed', tool: 'crash' });
+    const hang = await refusal(client.callTool({ name: 'hang', arguments: {} }));
+    expect(hang.data).toEqual({ reason: 'not-allowed', tool: 'hang' });
+    // The refused calls never reached the child (or it would have crashed).
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'alive' } }))).toBe(
+      'alive',
+    );
+    expect(await bridge.metrics.registry.metrics()).toMatch(
+      /mcp_bridge_policy_denials_total\{reason="not-allowed"\} 2/,
+    );
+    await client.close();
+  });
+
+  it('refuses a tool whose description changed after approval, even for a client that never re-lists', async () => {
+    const digests = await currentDigests();
+    const approve = (...names: string[]) =>
+      names.map((name) => ({ name, digest: digests.get(name)! }));
+    const file = await policyFile({ approved: approve('echo', 'change-tools') });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    const client = await connect(bridge.url);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'before' } }))).toBe(
+      'before',
+    );
+
+    await client.callTool({ name: 'change-tools', arguments: {} }); // the rug pull
+    const drifted = await refusal(client.callTool({ name: 'echo', arguments: { text: 'after' } }));
+    expect(drifted.data).toEqual({ reason: 'drifted', tool: 'echo' });
+    expect(drifted.message).toMatch(
+      /its definition changed since it was approved \(approved sha256:[0-9a-f]{64}, now sha256:[0-9a-f]{64}\)/,
+    );
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['change-tools']);
+
+    // A human approves the new definition: the mounted file changes and the bridge follows.
+    const changed = (await startTestBridgeDigests(['change-tools'])).get('echo')!;
+    await writeFile(
+      file,
+      JSON.stringify({ approved: [{ name: 'echo', digest: changed }, ...approve('change-tools')] }),
+    );
+    await waitFor(
+      'the new approval to take effect',
+      async () =>
+        (await client
+          .callTool({ name: 'echo', arguments: { text: 'again' } })
+          .then(textOf, () => undefined)) === 'again' || undefined,
+    );
+    await client.close();
+  });
+
+  it('refuses every tool, and is not ready, while its policy file cannot be loaded', async () => {
+    const bridge = await startTestBridge({
+      command: SERVERS.misbehaving(),
+      policyFile: join(tmpdir(), 'no-such-policy.json'),
+    });
+    const client = await connect(bridge.url);
+    expect((await client.listTools()).tools).toEqual([]);
+    const refused = await refusal(client.callTool({ name: 'echo', arguments: {} }));
+    expect(refused.data).toEqual({ reason: 'policy-unavailable', tool: 'echo' });
+    await bridge.probed; // the child answers: only the policy keeps the bridge from being ready
+    const readyz = await fetch(bridge.url.replace('/mcp', '/readyz'));
+    expect(readyz.status).toBe(503);
+    expect(await readyz.text()).toMatch(/no policy loaded/);
+    await client.close();
+  });
+
+  it('applies to 2026-07-28 clients too', async () => {
+    const digests = await currentDigests();
+    const file = await policyFile({ approved: [{ name: 'echo', digest: digests.get('echo')! }] });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const response = await fetch(bridge.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/list',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: meta },
+      }),
+    });
+    const body = (await response.json()) as { result: { tools: { name: string }[] } };
+    expect(body.result.tools.map((tool) => tool.name)).toEqual(['echo']);
+  });
+});
+
+/** Digests after the given fixture tools have been called (to learn a changed definition). */
+async function startTestBridgeDigests(calls: string[]): Promise<Map<string, Digest>> {
+  const bridge = await startTestBridge({ command: SERVERS.misbehaving() });
+  const client = await connect(bridge.url);
+  for (const name of calls) await client.callTool({ name, arguments: {} });
+  const { tools } = await client.listTools();
+  await client.close();
+  return new Map(tools.map((tool) => [tool.name, toolDigest(tool)]));
+}
