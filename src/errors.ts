@@ -87,6 +87,20 @@ export const ERRORS = {
     message: (url: string, name: string) =>
       `${url} lists the tool '${name}' more than once; tool names must be unique within a server`,
   }),
+  MCPOP_DISCOVERY_AUTH_SECRET: define({
+    message: (secret: string, problem: string) =>
+      `cannot read the bearer token for discovery: Secret ${secret} (spec.auth.secretRef) ${problem}`,
+  }),
+  MCPOP_SNAPSHOT_INVALID: define({
+    message: (source: string, reason: string) => `the snapshot in ${source} is invalid: ${reason}`,
+  }),
+  MCPOP_NOT_DISCOVERED: define({
+    message: (server: string, reason: string) =>
+      `${server} has no snapshot to read: ${reason}; see its Discovered condition (kubectl describe mcps)`,
+  }),
+  MCPOP_COMMAND_USAGE: define({
+    message: (command: string, reason: string) => `mcp-operator ${command}: ${reason}`,
+  }),
   MCPOP_BASELINE_INVALID: define({
     message: (source: string, reason: string) =>
       `the approved tools in ${source} are invalid: ${reason}`,

@@ -3,29 +3,44 @@
  * back from where a user keeps it (a ConfigMap key in YAML or JSON). Pure functions; the
  * `approve` command fetches the snapshot and writes or prints what these return.
  *
- * Two forms (docs/adr/0003-digests-and-drift.md): digests, compact but opaque; definitions,
- * reviewable in a pull request and the only form that lets drift classify severity.
+ * Two forms (docs/adr/0003-digests-and-drift.md): definitions, reviewable in a pull request
+ * and the only form that lets drift classify severity; digests with abbreviated field
+ * digests, compact, with which drift still names the fields that changed.
  */
 
 import { Type } from '@sinclair/typebox';
 import { dump, load } from 'js-yaml';
-import type { ApprovedTool } from '../api/v1alpha1/mcpserver.ts';
+import {
+  type ApprovedTool,
+  DIGEST_PATTERN,
+  FIELD_DIGEST_PATTERN,
+} from '../api/v1alpha1/mcpserver.ts';
 import { operatorError } from '../errors.ts';
-import { digestedPart } from './digest.ts';
+import { type DigestField, DIGEST_FIELDS, digestedPart } from './digest.ts';
 import type { BaselineTool } from './drift.ts';
 import { checker } from './schemas.ts';
-import type { SnapshotTool } from './snapshot.ts';
+import { type SnapshotTool, abbreviate } from './snapshot.ts';
 
 export type ApproveForm = 'digests' | 'definitions';
 
 /** The `spec.tools.approved.tools` list for a snapshot, ordered by name as the snapshot is. */
 export function approvedTools(tools: readonly SnapshotTool[], form: ApproveForm): ApprovedTool[] {
   return tools.map((tool) => {
-    if (form === 'digests') return { name: tool.name, digest: tool.digest };
+    if (form === 'digests') return { name: tool.name, digest: tool.digest, fields: fields(tool) };
     // Exactly the digested part, so that the approved definition digests to the tool digest.
     const { name, ...definition } = digestedPart(tool.definition);
     return { name: name as string, definition: definition as ApprovedTool['definition'] };
   });
+}
+
+/** Abbreviated field digests: they only attribute a change the whole digest proves (ADR 0003). */
+function fields(tool: SnapshotTool): NonNullable<ApprovedTool['fields']> {
+  return Object.fromEntries(
+    DIGEST_FIELDS.flatMap((field) => {
+      const digest = tool.fields[field];
+      return digest === undefined ? [] : [[field, abbreviate(digest)]];
+    }),
+  );
 }
 
 /**
@@ -56,11 +71,21 @@ export function approvedMergePatch(tools: readonly SnapshotTool[], form: Approve
   };
 }
 
-const DIGEST = Type.String({ pattern: '^sha256:[0-9a-f]{64}$' });
+const DIGEST = Type.String({ pattern: DIGEST_PATTERN });
+const FIELD_DIGEST = Type.Optional(Type.String({ pattern: FIELD_DIGEST_PATTERN }));
 const BaselineSchema = Type.Array(
   Type.Object({
     name: Type.String({ minLength: 1 }),
     digest: Type.Optional(DIGEST),
+    fields: Type.Optional(
+      Type.Object(
+        Object.fromEntries(DIGEST_FIELDS.map((field) => [field, FIELD_DIGEST])) as Record<
+          DigestField,
+          typeof FIELD_DIGEST
+        >,
+        { additionalProperties: false },
+      ),
+    ),
     definition: Type.Optional(
       Type.Object({ inputSchema: Type.Object({}) }, { additionalProperties: true }),
     ),
@@ -88,6 +113,10 @@ export function parseApprovedTools(text: string, source: string): BaselineTool[]
   for (const [i, tool] of value.entries()) {
     if ((tool.digest === undefined) === (tool.definition === undefined)) {
       const problem = 'set exactly one of digest and definition';
+      throw operatorError('MCPOP_BASELINE_INVALID', source, `/${i} (${tool.name}): ${problem}`);
+    }
+    if (tool.fields !== undefined && tool.digest === undefined) {
+      const problem = 'fields goes with digest';
       throw operatorError('MCPOP_BASELINE_INVALID', source, `/${i} (${tool.name}): ${problem}`);
     }
     if (names.has(tool.name)) {

@@ -40,6 +40,12 @@ export interface ChannelOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** A URL as messages show it: without user info, query or fragment, which may hold secrets. */
+export function displayUrl(url: URL | string): string {
+  const parsed = typeof url === 'string' ? URL.parse(url) : url;
+  return parsed === null ? '(an invalid URL)' : `${parsed.origin}${parsed.pathname}`;
+}
+
 /**
  * Not AbortSignal.timeout: its timer keeps the signal, and through its listeners every
  * response of the run, alive until it fires; a closed channel lets them go at once.
@@ -52,7 +58,7 @@ export function openChannel(options: ChannelOptions): Channel {
   const parsed = new URL(options.url);
   return {
     url: options.url,
-    displayUrl: `${parsed.origin}${parsed.pathname}`,
+    displayUrl: displayUrl(parsed),
     token: options.token,
     timeoutMs: options.timeoutMs,
     maxBytes: options.maxBytes,

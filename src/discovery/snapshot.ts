@@ -1,18 +1,17 @@
 /**
  * A snapshot is what one successful discovery found, in two forms:
- * - compact, for `status.discovery`: per tool its name, whole digest and (abbreviated) field
- *   digests, so that `kubectl get -o yaml` shows what changed without the schemas;
+ * - compact, for `status.discovery`: per tool its name and abbreviated digest, so that
+ *   `kubectl get -o yaml` shows which tools changed without the schemas;
  * - full, for the snapshot ConfigMap: every tool definition as the server listed it, with its
  *   digests in full. It is size-checked against the ConfigMap limit: a tool set that does not
  *   fit is reported, never silently cut.
  */
 
-import type { DiscoveredTool, DiscoveryStatus } from '../api/v1alpha1/mcpserver.ts';
+import type { DiscoveryStatus } from '../api/v1alpha1/mcpserver.ts';
 import type { Discovery } from './client.ts';
 import {
   type Digest,
   type FieldDigests,
-  DIGEST_FIELDS,
   fieldDigests,
   snapshotDigest,
   toolDigest,
@@ -67,15 +66,14 @@ export type CompactDiscovery = Pick<
   'protocolVersion' | 'serverInfo' | 'capabilities' | 'toolCount' | 'snapshotDigest' | 'tools'
 >;
 
-/** Hex digits kept of a field digest in status: enough to see which field moved. */
-const STATUS_FIELD_HEX = 12;
+/** Hex digits kept of a tool digest in status: enough to see which tools changed. */
+const STATUS_DIGEST_HEX = 12;
 
 /**
  * The parts of `status.discovery` a snapshot determines (times, lastError and the ConfigMap
- * name are the caller's). The whole-tool and snapshot digests stay full: they are what
- * `approve` copies and what the bridge compares. Field digests are abbreviated: they only
- * attribute a change that the whole digest already proves, so a collision in them could at
- * worst name the wrong field, never hide a change.
+ * name are the caller's). Per tool only its name and abbreviated digest, so that status stays
+ * a few KiB for 100 tools (docs/adr/0003); the snapshot digest stays full. Full tool digests
+ * and field digests are in the snapshot ConfigMap, which `approve` and `diff` read.
  */
 export function compactStatus(snapshot: Snapshot): CompactDiscovery {
   const info = snapshot.serverInfo;
@@ -85,21 +83,13 @@ export function compactStatus(snapshot: Snapshot): CompactDiscovery {
     capabilities: Object.keys(snapshot.capabilities).sort(compareNames),
     toolCount: snapshot.tools.length,
     snapshotDigest: snapshot.digest,
-    tools: snapshot.tools.map(compactTool),
+    tools: snapshot.tools.map(({ name, digest }) => ({ name, digest: abbreviate(digest) })),
   };
 }
 
-function compactTool(tool: SnapshotTool): DiscoveredTool {
-  const fields: Record<string, string> = {};
-  for (const field of DIGEST_FIELDS) {
-    const digest = tool.fields[field];
-    if (digest !== undefined) fields[field] = abbreviate(digest);
-  }
-  return { name: tool.name, digest: tool.digest, fields };
-}
-
-function abbreviate(digest: Digest): string {
-  return digest.slice(0, 'sha256:'.length + STATUS_FIELD_HEX);
+/** `sha256:` and the first 12 hex digits, the form status and `approve --digests` fields use. */
+export function abbreviate(digest: Digest): string {
+  return digest.slice(0, 'sha256:'.length + STATUS_DIGEST_HEX);
 }
 
 /** The key of the snapshot ConfigMap that holds the full snapshot. */

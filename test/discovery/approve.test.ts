@@ -61,10 +61,25 @@ describe('approve', () => {
     },
   );
 
-  it('writes digests only, or definitions without _meta, ordered by name', () => {
+  it('writes digests with abbreviated field digests, or definitions without _meta, by name', () => {
+    const short = (digest: string | undefined) => digest?.slice(0, 'sha256:'.length + 12);
+    const [plainTool, trickyTool] = tools;
     expect(approvedTools(tools, 'digests')).toEqual([
-      { name: 'plain', digest: tools[0]!.digest },
-      { name: 'tricky', digest: tools[1]!.digest },
+      {
+        name: 'plain',
+        digest: plainTool!.digest,
+        fields: { inputSchema: short(plainTool!.fields.inputSchema) },
+      },
+      {
+        name: 'tricky',
+        digest: trickyTool!.digest,
+        fields: {
+          title: short(trickyTool!.fields.title),
+          description: short(trickyTool!.fields.description),
+          inputSchema: short(trickyTool!.fields.inputSchema),
+          annotations: short(trickyTool!.fields.annotations),
+        },
+      },
     ]);
     const [, definition] = approvedTools(tools, 'definitions');
     expect(definition?.definition).not.toHaveProperty('_meta');
@@ -108,6 +123,21 @@ describe('parseApprovedTools', () => {
       /\/0 \(x\): set exactly one/,
     ],
     ['neither form', '- {name: x}', /\/0 \(x\): set exactly one/],
+    [
+      'field digests without a digest',
+      '- {name: x, fields: {title: "sha256:0123456789ab"}, definition: {inputSchema: {}}}',
+      /\/0 \(x\): fields goes with digest/,
+    ],
+    [
+      'a malformed field digest',
+      `- {name: x, digest: "${digest}", fields: {title: "sha256:0123"}}`,
+      /invalid: \/0\/fields\/title: Expected string to match/,
+    ],
+    [
+      'a field that is not digested',
+      `- {name: x, digest: "${digest}", fields: {icons: "sha256:0123456789ab"}}`,
+      /invalid: \/0\/fields\/icons: Unexpected property/,
+    ],
     [
       'a name twice',
       `- {name: x, digest: "${digest}"}\n- {name: x, digest: "${digest}"}`,

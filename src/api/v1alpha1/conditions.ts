@@ -36,10 +36,17 @@ export type ReadyReason = (typeof ReadyReason)[keyof typeof ReadyReason];
 /** Reasons of Discovered. */
 export const DiscoveredReason = {
   Succeeded: 'Succeeded',
+  /** Any other failure; the message says what and what to check. */
   Failed: 'Failed',
   Disabled: 'Disabled',
   Pending: 'Pending',
   SnapshotTooLarge: 'SnapshotTooLarge',
+  /** The Secret of spec.auth.secretRef, or its key, does not exist. */
+  AuthSecretMissing: 'AuthSecretMissing',
+  /** The server refused the bearer token (HTTP 401 or 403). */
+  Unauthorized: 'Unauthorized',
+  /** The server did not answer within spec.discovery.timeout. */
+  TimedOut: 'TimedOut',
 } as const;
 export type DiscoveredReason = (typeof DiscoveredReason)[keyof typeof DiscoveredReason];
 

@@ -6,7 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Condition } from '../core.ts';
 import { StringEnum } from '../schema.ts';
-import { TOOL_FIELDS } from './tools.ts';
+import { DIGEST_PATTERN, FIELD_DIGEST_PATTERN, TOOL_FIELDS } from './tools.ts';
 
 export const DRIFT_SEVERITIES = ['breaking', 'compatible', 'description-only'] as const;
 
@@ -15,43 +15,39 @@ const Time = (description: string) => Type.String({ description, format: 'date-t
 const ToolNames = (description: string) =>
   Type.Array(Type.String({ description: 'A tool name.' }), { description });
 
-/** Status digests: full, or abbreviated to 12 hex digits where only "did it change" matters. */
-const StatusDigest = (description: string) =>
-  Type.String({ description, pattern: '^sha256:[0-9a-f]{12}([0-9a-f]{52})?$' });
-
-const fieldDigest = (field: string) =>
-  Type.Optional(StatusDigest(`Digest of the tool's ${field}; absent when the tool has none.`));
-
 const DiscoveredTool = Type.Object(
   {
     name: Type.String({ description: 'Tool name as the server lists it.' }),
-    digest: StatusDigest('SHA-256 of the whole tool (name and every compared field).'),
-    fields: Type.Optional(
-      Type.Object(
-        {
-          title: fieldDigest('title'),
-          description: fieldDigest('description'),
-          inputSchema: fieldDigest('inputSchema'),
-          outputSchema: fieldDigest('outputSchema'),
-          annotations: fieldDigest('annotations'),
-          execution: fieldDigest('execution'),
-        },
-        {
-          description:
-            'Per-field digests (may be abbreviated to 12 hex digits; the snapshot ConfigMap has them in full).',
-        },
-      ),
-    ),
+    digest: Type.String({
+      description:
+        'SHA-256 of the whole tool (name and every compared field), abbreviated to 12 hex digits: enough to see which tools changed between two reads. The snapshot ConfigMap has it in full, with per-field digests.',
+      pattern: FIELD_DIGEST_PATTERN,
+    }),
   },
   {
     description: 'One discovered tool in compact form; its schemas are in the snapshot ConfigMap.',
   },
 );
 
+/**
+ * Times that discovery refreshes without another change only this often, so that a round that
+ * finds nothing new writes nothing (docs/adr/0003). Prometheus has the exact times.
+ */
+const HEARTBEAT = (metric: string) =>
+  `Refreshed when anything else in status.discovery changes, otherwise only once it is older than max(1h, 10 × spec.discovery.interval): a run that finds nothing new writes nothing. The metric ${metric} has the exact time.`;
+
 const DiscoveryStatus = Type.Object(
   {
-    lastAttemptTime: Type.Optional(Time('When discovery last ran.')),
-    lastSuccessTime: Type.Optional(Time('When discovery last succeeded.')),
+    lastAttemptTime: Type.Optional(
+      Time(
+        `When discovery last ran. ${HEARTBEAT('mcp_operator_discovery_last_attempt_timestamp_seconds')}`,
+      ),
+    ),
+    lastSuccessTime: Type.Optional(
+      Time(
+        `When discovery last succeeded. ${HEARTBEAT('mcp_operator_discovery_last_success_timestamp_seconds')}`,
+      ),
+    ),
     protocolVersion: Type.Optional(
       Type.String({ description: 'MCP protocol version negotiated with the server.' }),
     ),
@@ -73,14 +69,19 @@ const DiscoveryStatus = Type.Object(
       Type.Integer({ description: 'Number of tools the server lists.', minimum: 0 }),
     ),
     snapshotDigest: Type.Optional(
-      StatusDigest('SHA-256 over the tool digests ordered by name: changes when any tool does.'),
+      Type.String({
+        description:
+          'SHA-256 over the full tool digests ordered by name: changes when any tool does.',
+        pattern: DIGEST_PATTERN,
+      }),
     ),
     tools: Type.Optional(
       Type.Array(DiscoveredTool, { description: 'The tools, in compact form.' }),
     ),
     snapshotConfigMap: Type.Optional(
       Type.String({
-        description: 'Name of the ConfigMap holding every tool definition of the last snapshot.',
+        description:
+          'Name of the ConfigMap holding the last snapshot: every tool definition as listed, with its full digest and per-field digests. Absent when the snapshot did not fit (see the Discovered condition).',
       }),
     ),
     lastError: Type.Optional(

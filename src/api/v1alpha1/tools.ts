@@ -47,6 +47,39 @@ export function ToolName(description: string) {
   });
 }
 
+/**
+ * A field digest: full, or abbreviated to its first 12 hex digits. A field digest only says
+ * which field moved; the whole digest is what proves a change (docs/adr/0003), so an
+ * abbreviation can at worst misname a field, never hide a change.
+ */
+export const FIELD_DIGEST_PATTERN = '^sha256:[0-9a-f]{12}([0-9a-f]{52})?$';
+
+const fieldDigest = (field: string) =>
+  Type.Optional(
+    Type.String({
+      description: `Digest of the tool's ${field}; absent when the tool has none.`,
+      pattern: FIELD_DIGEST_PATTERN,
+    }),
+  );
+
+/** Per-field digests, as the snapshot ConfigMap and `mcp-operator approve --digests` write them. */
+export function FieldDigests(description: string) {
+  return Type.Object(
+    {
+      title: fieldDigest('title'),
+      description: fieldDigest('description'),
+      inputSchema: fieldDigest('inputSchema'),
+      outputSchema: fieldDigest('outputSchema'),
+      annotations: fieldDigest('annotations'),
+      execution: fieldDigest('execution'),
+    },
+    { description },
+  );
+}
+
+const APPROVED_FIELDS_DESCRIPTION =
+  'Digests of the approved fields (sha256: and 12 or 64 hex digits), as `mcp-operator approve --digests` writes them: with them, drift names the fields that changed. Only with digest.';
+
 const ApprovedTool = Type.Object(
   {
     name: ToolName('Name of the approved tool.'),
@@ -63,6 +96,7 @@ const ApprovedTool = Type.Object(
         ],
       }),
     ),
+    fields: Type.Optional(FieldDigests(APPROVED_FIELDS_DESCRIPTION)),
     definition: Type.Optional(
       Type.Object(
         {
@@ -95,6 +129,12 @@ const ApprovedTool = Type.Object(
       {
         rule: 'has(self.digest) != has(self.definition)',
         message: 'an approved tool sets exactly one of digest or definition',
+      },
+      {
+        rule: '!has(self.fields) || has(self.digest)',
+        message: 'fields goes with digest: a definition has its field digests computed from it',
+        fieldPath: '.fields',
+        reason: 'FieldValueForbidden',
       },
     ],
   },

@@ -1,0 +1,87 @@
+/**
+ * What discovery last found, per MCPServer key, in memory. Discovery runs write here and
+ * enqueue the key; the reconcile pass reads it and writes status (one status writer). After an
+ * operator restart the store is empty until the first run, and status keeps what it had.
+ *
+ * Exact times go to Prometheus gauges rather than status, so that a run that finds nothing new
+ * costs no API write (docs/adr/0003).
+ */
+
+import { Gauge, type Registry } from 'prom-client';
+import type { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
+import type { Snapshot } from './snapshot.ts';
+
+/** Where the full snapshot went: the ConfigMap, or why it did not fit. */
+export type StoredSnapshot = { fits: true; configMap: string } | { fits: false; message: string };
+
+export interface Success {
+  at: Date;
+  /** The endpoint discovered, as shown to users (no credentials: the token is a header). */
+  url: string;
+  snapshot: Snapshot;
+  stored: StoredSnapshot;
+}
+
+export interface Failure {
+  reason: DiscoveredReason;
+  /** Safe to show: names the server and what to check, never a secret. */
+  message: string;
+}
+
+export interface ServerResult {
+  /** metadata.generation of the MCPServer when the last run started. */
+  generation: number;
+  attemptAt: Date;
+  /** The last successful run, kept through later failures: drift is still computed from it. */
+  success: Success | undefined;
+  /** Set when the last run failed. */
+  failure: Failure | undefined;
+}
+
+export class ResultStore {
+  readonly #results = new Map<string, ServerResult>();
+  readonly #lastAttempt: Gauge<'server'> | undefined;
+  readonly #lastSuccess: Gauge<'server'> | undefined;
+
+  constructor(registry?: Registry) {
+    if (registry === undefined) return;
+    this.#lastAttempt = new Gauge({
+      name: 'mcp_operator_discovery_last_attempt_timestamp_seconds',
+      help: 'Unix time of the last discovery run of each server.',
+      labelNames: ['server'],
+      registers: [registry],
+    });
+    this.#lastSuccess = new Gauge({
+      name: 'mcp_operator_discovery_last_success_timestamp_seconds',
+      help: 'Unix time of the last successful discovery run of each server.',
+      labelNames: ['server'],
+      registers: [registry],
+    });
+  }
+
+  get(key: string): ServerResult | undefined {
+    return this.#results.get(key);
+  }
+
+  succeeded(key: string, generation: number, success: Success): void {
+    this.#results.set(key, { generation, attemptAt: success.at, success, failure: undefined });
+    this.#lastAttempt?.set({ server: key }, success.at.getTime() / 1000);
+    this.#lastSuccess?.set({ server: key }, success.at.getTime() / 1000);
+  }
+
+  failed(key: string, generation: number, at: Date, failure: Failure): void {
+    const success = this.#results.get(key)?.success;
+    this.#results.set(key, { generation, attemptAt: at, success, failure });
+    this.#lastAttempt?.set({ server: key }, at.getTime() / 1000);
+  }
+
+  forget(key: string): void {
+    this.#results.delete(key);
+    this.#lastAttempt?.remove({ server: key });
+    this.#lastSuccess?.remove({ server: key });
+  }
+
+  clear(): void {
+    for (const key of [...this.#results.keys()]) this.forget(key);
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * One discovery run for one MCPServer, as the scheduler calls it: read the bearer token from
+ * the Secret in spec.auth (a GET at each run; never logged, never in status), discover the
+ * server's endpoint, store the full snapshot in its ConfigMap (server-side apply, only when the
+ * content changed), record the result and enqueue the server so that the reconcile pass writes
+ * status from it.
+ *
+ * A failure is recorded with a reason and a message that say what to check, then rethrown so
+ * that the scheduler backs off and counts it.
+ */
+
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
+import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { applyObject, covers } from '../controller/apply.ts';
+import { isNotFound, type KubeClient } from '../controller/kube/client.ts';
+import { CONFIG_MAP, SECRET, objectPath, type KubeObject } from '../controller/kube/resources.ts';
+import { objectMeta, objectNames, type StoredMCPServer } from '../controller/render/metadata.ts';
+import { OperatorError, operatorError } from '../errors.ts';
+import type { BaselineResolver } from './baseline.ts';
+import { discover } from './client.ts';
+import { computeDrift, isDrifted } from './drift.ts';
+import { displayUrl } from './http.ts';
+import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
+import type { RunOutcome } from './scheduler.ts';
+import {
+  type Snapshot,
+  CONFIGMAP_LIMIT_BYTES,
+  snapshotConfigMap,
+  takeSnapshot,
+} from './snapshot.ts';
+import { timeoutMs } from './status.ts';
+
+export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
+
+export interface RunnerOptions {
+  client: KubeClient;
+  /** The MCPServer as cached. */
+  server: (key: string) => StoredMCPServer | undefined;
+  /** A ConfigMap as cached (the operator's own, with data), to skip an unchanged snapshot. */
+  configMap: (namespace: string, name: string) => ConfigMapObject | undefined;
+  /** Where the MCP endpoint of a server is. */
+  endpoint: (server: StoredMCPServer) => string;
+  results: ResultStore;
+  baselines: BaselineResolver;
+  /** Asks for a reconcile pass, which writes status from the result. */
+  enqueue: (key: string) => void;
+  log: Logger;
+}
+
+/** Failures with a reason of their own; any other is `Failed`, its message telling the rest. */
+const REASONS: Partial<Record<string, DiscoveredReason>> = {
+  MCPOP_DISCOVERY_AUTH_SECRET: DiscoveredReason.AuthSecretMissing,
+  MCPOP_DISCOVERY_UNAUTHORIZED: DiscoveredReason.Unauthorized,
+  MCPOP_DISCOVERY_TIMEOUT: DiscoveredReason.TimedOut,
+};
+
+export class DiscoveryRunner {
+  readonly #o: RunnerOptions;
+
+  constructor(options: RunnerOptions) {
+    this.#o = options;
+  }
+
+  async run(key: string, signal: AbortSignal): Promise<RunOutcome> {
+    const server = this.#o.server(key);
+    if (server === undefined) throw operatorError('MCPOP_DISCOVERY_CANCELLED', key);
+    const generation = server.metadata.generation ?? 0;
+    const url = this.#o.endpoint(server);
+    const at = new Date();
+    try {
+      const snapshot = await this.#discover(server, url, signal);
+      const stored = await this.#store(server, snapshot);
+      signal.throwIfAborted();
+      this.#o.results.succeeded(key, generation, { at, url: displayUrl(url), snapshot, stored });
+      return {
+        toolCount: snapshot.tools.length,
+        drifted: await this.#drifted(key, server, snapshot),
+      };
+    } catch (error) {
+      if (!removed(signal)) this.#o.results.failed(key, generation, at, failureOf(error));
+      throw error;
+    } finally {
+      if (!removed(signal)) this.#o.enqueue(key);
+    }
+  }
+
+  async #discover(server: StoredMCPServer, url: string, signal: AbortSignal): Promise<Snapshot> {
+    const token = await this.#token(server, signal);
+    return takeSnapshot(await discover({ url, token, timeoutMs: timeoutMs(server.spec), signal }));
+  }
+
+  /** The token from spec.auth.secretRef, read now: a rotated Secret is used at the next run. */
+  async #token(server: StoredMCPServer, signal: AbortSignal): Promise<string | undefined> {
+    const ref = server.spec.auth?.secretRef;
+    if (ref === undefined) return undefined;
+    const { namespace } = server.metadata;
+    const secret = `${namespace}/${ref.name}`;
+    const key = ref.key ?? DEFAULTS.authKey;
+    let body: { data?: Record<string, string> };
+    try {
+      body = await this.#o.client.request({
+        method: 'GET',
+        path: objectPath(SECRET, namespace, ref.name),
+        signal,
+      });
+    } catch (error) {
+      if (isNotFound(error))
+        throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, 'does not exist');
+      throw error;
+    }
+    const encoded = body.data?.[key];
+    if (encoded === undefined) {
+      throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, `has no key ${key}`);
+    }
+    // Trimmed as the bridge trims the same token (src/bridge/auth.ts): a file written with echo ends in a newline.
+    const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
+    if (token === '')
+      throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, `has an empty ${key}`);
+    return token;
+  }
+
+  /** Applies the snapshot ConfigMap unless the cached one already holds exactly this. */
+  async #store(server: StoredMCPServer, snapshot: Snapshot): Promise<StoredSnapshot> {
+    const data = snapshotConfigMap(snapshot);
+    if (!data.fits) {
+      const largest = data.largest.map((t) => `${t.name} (${kib(t.bytes)})`).join(', ');
+      const message = `The full snapshot of ${snapshot.tools.length} tools is ${kib(data.bytes)}, over the ConfigMap limit of ${kib(CONFIGMAP_LIMIT_BYTES)}, so it is not stored; status.discovery and drift still cover every tool. Largest: ${largest}.`;
+      return { fits: false, message };
+    }
+    const name = objectNames(server).snapshotConfigMap;
+    const configMap: V1ConfigMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: objectMeta(server, name),
+      data: data.data,
+    };
+    // client-node's metadata types times as Date; nothing here sets one.
+    const desired = configMap as ConfigMapObject;
+    const live = this.#o.configMap(server.metadata.namespace, name);
+    if (live === undefined || !covers(live, desired)) {
+      await applyObject(this.#o.client, CONFIG_MAP, desired);
+      this.#o.log.info(
+        {
+          namespace: server.metadata.namespace,
+          name: server.metadata.name,
+          configMap: name,
+          tools: snapshot.tools.length,
+        },
+        'snapshot stored',
+      );
+    }
+    return { fits: true, configMap: name };
+  }
+
+  /** For the drifted-servers gauge; the reconcile pass computes the same drift for status. */
+  async #drifted(key: string, server: StoredMCPServer, snapshot: Snapshot): Promise<boolean> {
+    try {
+      const baseline = await this.#o.baselines.resolve(key, server);
+      if (baseline.kind !== 'tools') return false;
+      return isDrifted(computeDrift(snapshot.tools, baseline.tools, server.spec.tools?.allow));
+    } catch {
+      // The reconcile pass reports an unreadable baseline; a gauge is not worth a failed run.
+      return false;
+    }
+  }
+}
+
+/** The scheduler aborts with MCPOP_DISCOVERY_CANCELLED when the server was removed. */
+function removed(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return (
+    signal.aborted && reason instanceof OperatorError && reason.code === 'MCPOP_DISCOVERY_CANCELLED'
+  );
+}
+
+function failureOf(error: unknown): Failure {
+  if (!(error instanceof OperatorError)) {
+    return {
+      reason: DiscoveredReason.Failed,
+      message: sentence(`Unexpected error: ${String(error)}`),
+    };
+  }
+  return {
+    reason: REASONS[error.code] ?? DiscoveredReason.Failed,
+    message: sentence(error.message),
+  };
+}
+
+/** A condition message: capitalized, with a final period. */
+function sentence(text: string): string {
+  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+function kib(bytes: number): string {
+  return `${Math.ceil(bytes / 1024)} KiB`;
+}

@@ -1,0 +1,142 @@
+/**
+ * Discovery inside the controller process: the scheduler, the runner and the results, wired
+ * to the controller through the few calls a reconcile pass makes. Only the leader reconciles,
+ * so only the leader discovers; `stop()` ends every run when leadership is lost.
+ *
+ * Per pass the reconciler asks for the baseline (render needs it for the bridge's policy),
+ * for the discovery part of status, and tells what it observed, which keeps the schedule in
+ * line with the server:
+ * - a `url` server is discovered as long as discovery is enabled;
+ * - a deployed server while it is Ready, at once when it becomes Ready;
+ * - every server at once when its spec changes (a new generation);
+ * - a deleted server is removed, its run cancelled.
+ */
+
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { KubeClient } from '../controller/kube/client.ts';
+import { keyOf } from '../controller/kube/resources.ts';
+import type { StoredMCPServer } from '../controller/render/metadata.ts';
+import { endpointOf } from '../controller/render/render.ts';
+import { OperatorError } from '../errors.ts';
+import { type Baseline, BaselineResolver } from './baseline.ts';
+import { type ConfigMapObject, DiscoveryRunner } from './runner.ts';
+import { ResultStore } from './results.ts';
+import { DiscoveryScheduler } from './scheduler.ts';
+import {
+  type DiscoveryStatusPart,
+  discoveryEnabled,
+  discoveryStatus,
+  intervalMs,
+  timeoutMs,
+} from './status.ts';
+
+export interface DiscoveryServiceOptions {
+  client: KubeClient;
+  /** The MCPServer cache. */
+  server: (key: string) => StoredMCPServer | undefined;
+  /** The cache of the operator's own ConfigMaps (with data). */
+  configMap: (namespace: string, name: string) => ConfigMapObject | undefined;
+  /** The resourceVersion of any ConfigMap, from the metadata-only cache. */
+  configMapVersion: (namespace: string, name: string) => string | undefined;
+  enqueue: (key: string) => void;
+  log: Logger;
+  registry?: Registry;
+  concurrency?: number;
+  /**
+   * Where a deployed server's endpoint is; by default its Service (`endpointOf`). Tests
+   * override it: a test cluster's pods are fakes, so their containers run as local processes.
+   */
+  endpoint?: (server: StoredMCPServer) => string;
+}
+
+interface Watched {
+  generation: number;
+  eligible: boolean;
+}
+
+export class DiscoveryService {
+  readonly #results: ResultStore;
+  readonly #baselines: BaselineResolver;
+  readonly #scheduler: DiscoveryScheduler;
+  readonly #watched = new Map<string, Watched>();
+
+  constructor(o: DiscoveryServiceOptions) {
+    this.#results = new ResultStore(o.registry);
+    this.#baselines = new BaselineResolver(o.client, o.configMapVersion);
+    const runner = new DiscoveryRunner({
+      client: o.client,
+      server: o.server,
+      configMap: o.configMap,
+      endpoint: o.endpoint ?? endpointOf,
+      results: this.#results,
+      baselines: this.#baselines,
+      enqueue: o.enqueue,
+      log: o.log,
+    });
+    this.#scheduler = new DiscoveryScheduler({
+      discover: (key, signal) => runner.run(key, signal),
+      ...(o.concurrency === undefined ? {} : { concurrency: o.concurrency }),
+      ...(o.registry === undefined ? {} : { registry: o.registry }),
+      onFailure: (key, error) => {
+        const [namespace, name] = key.split('/');
+        const code = error instanceof OperatorError ? error.code : undefined;
+        const message = error instanceof Error ? error.message : String(error);
+        o.log.warn({ namespace, name, code, error: message }, 'discovery failed');
+      },
+    });
+  }
+
+  /** The approved baseline; reads a baseline ConfigMap only when it changed. */
+  baseline(server: StoredMCPServer): Promise<Baseline> {
+    return this.#baselines.resolve(keyOf(server), server);
+  }
+
+  /** status.discovery, status.drift and the Discovered and Drifted conditions, as of `now`. */
+  status(server: StoredMCPServer, baseline: Baseline, now: Date): DiscoveryStatusPart {
+    return discoveryStatus({
+      server,
+      previous: server.status,
+      result: this.#results.get(keyOf(server)),
+      baseline,
+      now,
+    });
+  }
+
+  /** Keeps the schedule in line with the server; `ready` is its Ready condition being True. */
+  observe(server: StoredMCPServer, ready: boolean): void {
+    const key = keyOf(server);
+    const enabled = discoveryEnabled(server.spec);
+    const generation = server.metadata.generation ?? 0;
+    const eligible = enabled && (server.spec.image === undefined || ready);
+    const before = this.#watched.get(key);
+    this.#watched.set(key, { generation, eligible });
+    if (!eligible) {
+      this.#scheduler.remove(key);
+      // Not Ready: status keeps the last result. Disabled: there is nothing to keep.
+      if (!enabled) this.#results.forget(key);
+      return;
+    }
+    // A new entry runs at once; a known one when its spec changed.
+    this.#scheduler.upsert(key, {
+      intervalMs: intervalMs(server.spec),
+      timeoutMs: timeoutMs(server.spec),
+    });
+    if (before?.eligible === true && before.generation !== generation) this.#scheduler.trigger(key);
+  }
+
+  /** The server is gone: cancel its run and drop what was kept for it. */
+  forget(key: string): void {
+    this.#scheduler.remove(key);
+    this.#results.forget(key);
+    this.#baselines.forget(key);
+    this.#watched.delete(key);
+  }
+
+  /** Leadership ends: no more runs, and a later term starts from status as written. */
+  async stop(): Promise<void> {
+    await this.#scheduler.stop();
+    for (const key of [...this.#watched.keys()]) this.forget(key);
+    this.#results.clear();
+  }
+}
