@@ -21,7 +21,7 @@ import {
   type Log,
 } from './build.ts';
 import { createPki, type Pki } from './pki.ts';
-import { freePorts, get, poll } from './probe.ts';
+import { freePorts, get, poll, type Tls } from './probe.ts';
 import {
   forgetDirectory,
   isAlive,
@@ -70,7 +70,6 @@ export class ControlPlane {
   readonly #options: ControlPlaneOptions;
   readonly #ports: Ports;
   readonly #processes: { process: ManagedProcess; ports: number[] }[] = [];
-  #pki: Pki | undefined;
   #stopping = false;
 
   private constructor(options: ControlPlaneOptions, dir: string, ports: Ports) {
@@ -91,14 +90,14 @@ export class ControlPlane {
     await mkdir(join(dir, 'logs'), { recursive: true });
     removeOnExit(dir);
     await writeFile(join(dir, 'owner.pid'), String(process.pid));
-    const [etcdClient, etcdPeer, apiserver, controllerManager, scheduler] = await freePorts(5);
-    const plane = new ControlPlane(options, dir, {
-      etcdClient: etcdClient!,
-      etcdPeer: etcdPeer!,
-      apiserver: apiserver!,
-      controllerManager: controllerManager!,
-      scheduler: scheduler!,
-    });
+    const ports = await freePorts([
+      'etcdClient',
+      'etcdPeer',
+      'apiserver',
+      'controllerManager',
+      'scheduler',
+    ]);
+    const plane = new ControlPlane(options, dir, ports);
     try {
       await plane.#boot();
     } catch (error) {
@@ -108,7 +107,7 @@ export class ControlPlane {
           .map(({ process }) => tail(process.logFile)),
       );
       const logs = await plane.#saveLogs();
-      await plane.stop();
+      await plane.#halt();
       const message = [(error as Error).message, ...tails, `All component logs: ${logs}`];
       throw new Error(message.join('\n'), { cause: error });
     }
@@ -131,9 +130,11 @@ export class ControlPlane {
     );
   }
 
-  /** Stops every process (in reverse start order) and removes the working directory. */
+  /**
+   * Stops every process and removes the working directory. A component that died on its own
+   * while the control plane ran is reported, and its logs are kept.
+   */
   async stop(): Promise<void> {
-    this.#stopping = true;
     const died = this.#processes.filter(({ process }) => process.exit !== undefined);
     if (died.length > 0) {
       const logs = await this.#saveLogs();
@@ -141,6 +142,12 @@ export class ControlPlane {
         `${died.map(({ process }) => process.name).join(', ')} exited while running; logs: ${logs}`,
       );
     }
+    await this.#halt();
+  }
+
+  /** Stops the processes in reverse start order and removes the working directory. */
+  async #halt(): Promise<void> {
+    this.#stopping = true;
     for (const { process } of [...this.#processes].reverse()) await stopProcess(process);
     await rm(this.dir, { recursive: true, force: true });
     forgetDirectory(this.dir);
@@ -149,7 +156,7 @@ export class ControlPlane {
   async #boot(): Promise<void> {
     const started = Date.now();
     const pki = await createPki(this.dir, SERVICE_IP);
-    this.#pki = pki;
+    const adminTls = await readAdminTls(pki);
     await writeFile(this.kubeconfigPath, await this.#kubeconfig(pki), { mode: 0o600 });
 
     const etcd = this.#start(
@@ -157,13 +164,13 @@ export class ControlPlane {
       [this.#ports.etcdClient, this.#ports.etcdPeer],
       this.#etcdArgs(),
     );
-    await this.#waitHealthy(etcd, `http://127.0.0.1:${this.#ports.etcdClient}/health`, 'none');
+    await this.#waitHealthy(etcd, `http://127.0.0.1:${this.#ports.etcdClient}/health`, {});
     const apiserver = this.#start(
       'kube-apiserver',
       [this.#ports.apiserver],
       this.#apiserverArgs(pki),
     );
-    await this.#waitHealthy(apiserver, `${this.server}/readyz`, 'admin');
+    await this.#waitHealthy(apiserver, `${this.server}/readyz`, adminTls);
     this.#log(`kube-apiserver ready after ${elapsed(started)}`);
 
     const controllerManager = this.#start(
@@ -216,12 +223,7 @@ export class ControlPlane {
     );
   };
 
-  async #waitHealthy(
-    process: ManagedProcess,
-    url: string,
-    auth: 'none' | 'admin' | 'insecure',
-  ): Promise<void> {
-    const tls = auth === 'insecure' ? 'insecure' : auth === 'admin' ? await this.#adminTls() : {};
+  async #waitHealthy(process: ManagedProcess, url: string, tls: Tls): Promise<void> {
     try {
       await poll(
         `${process.name} health (${url})`,
@@ -239,19 +241,6 @@ export class ControlPlane {
         cause: error,
       });
     }
-  }
-
-  async #adminTls(): Promise<{ ca: Buffer; cert: Buffer; key: Buffer }> {
-    const pki = this.#requirePki();
-    const [ca, cert, key] = await Promise.all(
-      [pki.caCert, pki.adminCert, pki.adminKey].map((file) => readFile(file)),
-    );
-    return { ca: ca!, cert: cert!, key: key! };
-  }
-
-  #requirePki(): Pki {
-    if (this.#pki === undefined) throw new Error('certificates not created yet');
-    return this.#pki;
   }
 
   async #kubeconfig(pki: Pki): Promise<string> {
@@ -408,6 +397,13 @@ export class ControlPlane {
   #log(line: string): void {
     (this.#options.log ?? stderrLog)(line);
   }
+}
+
+async function readAdminTls(pki: Pki): Promise<Tls> {
+  const [ca, cert, key] = await Promise.all(
+    [pki.caCert, pki.adminCert, pki.adminKey].map((file) => readFile(file)),
+  );
+  return { ca, cert, key };
 }
 
 function toComponent({ process, ports }: { process: ManagedProcess; ports: number[] }): Component {

@@ -13,10 +13,9 @@ export interface Reply {
  * `insecure` is for the self-signed health ports of the controller manager and scheduler,
  * which serve nothing but `/healthz` to us.
  */
-export function get(
-  url: string,
-  tls: Pick<RequestOptions, 'ca' | 'cert' | 'key'> | 'insecure' = {},
-): Promise<Reply> {
+export type Tls = Pick<RequestOptions, 'ca' | 'cert' | 'key'> | 'insecure';
+
+export function get(url: string, tls: Tls = {}): Promise<Reply> {
   const options: RequestOptions =
     tls === 'insecure' ? { rejectUnauthorized: false } : { ...tls, rejectUnauthorized: true };
   const request = url.startsWith('https:') ? httpsRequest : httpRequest;
@@ -75,9 +74,9 @@ export async function poll<T>(
  * differ from one another; another process may still take one before a component binds it, in
  * which case that component fails to start and says so in its log.
  */
-export async function freePorts(count: number): Promise<number[]> {
+export async function freePorts<K extends string>(names: readonly K[]): Promise<Record<K, number>> {
   const servers = await Promise.all(
-    Array.from({ length: count }, async () => {
+    names.map(async () => {
       const server = createServer();
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -86,11 +85,11 @@ export async function freePorts(count: number): Promise<number[]> {
       return server;
     }),
   );
-  const ports = servers.map((server) => {
+  const ports = servers.map((server, i) => {
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('no TCP address');
-    return address.port;
+    return [names[i], address.port];
   });
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
+  return Object.fromEntries(ports) as Record<K, number>;
 }
