@@ -1,0 +1,442 @@
+/**
+ * Bridge benchmark: the same stdio MCP server reached four ways in the same run:
+ *
+ *   direct      the client spawns the server and speaks stdio itself (the floor)
+ *   bridge      `mcp-operator bridge`, PerSession (one child per session) and Shared
+ *   supergateway  `supergateway --outputTransport streamableHttp --stateful` (one child per session)
+ *
+ * It prints requests/s and p50/p99 latency of `tools/call` at 1, 16 and 128 concurrent
+ * sessions (each session a closed loop of calls), session setup time with and without the warm
+ * pool, and memory per idle session. Every server runs as its own process; the load comes from
+ * a minimal raw client (node:http keep-alive, or stdio lines) so that client cost is the same
+ * for every HTTP target.
+ *
+ *   node bench/bridge.ts [--seconds 3] [--sessions 1,16,128] [--only <target>] [--throughput-only]
+ *
+ * BENCH_BRIDGE_NODE_OPTIONS is passed to the bridge processes (e.g. `--cpu-prof`).
+ *
+ * The stdio server for throughput is the Go SDK's conformance everything-server (small, so 128
+ * copies fit in memory); for setup time it is server-everything from npm, whose Node start-up
+ * is what a warm pool hides. Goals (issue 4): added p50 under 1 ms over direct stdio, and at
+ * least twice supergateway's throughput.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { everythingServer } from '../test/bridge/go-server.ts';
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '3' },
+    sessions: { type: 'string', default: '1,16,128' },
+    only: { type: 'string' },
+    'throughput-only': { type: 'boolean', default: false },
+  },
+});
+const SECONDS = Number(values.seconds);
+const CONCURRENCY = values.sessions.split(',').map(Number);
+/** Runs only the targets whose name contains this (profiling one of them). */
+const ONLY = values.only;
+const NODE = process.execPath;
+const root = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+const CLI = root('src/cli.ts');
+const SUPERGATEWAY = root('node_modules/supergateway/dist/index.js');
+const EVERYTHING = [
+  NODE,
+  root('node_modules/@modelcontextprotocol/server-everything/dist/index.js'),
+  'stdio',
+];
+
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: {
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: { name: 'bench', version: '1' },
+  },
+};
+const CALL = { name: 'test_simple_text', arguments: {} };
+
+/** One MCP session as the bench drives it. */
+interface Session {
+  call(): Promise<void>;
+  close(): Promise<void>;
+}
+
+// --- clients -----------------------------------------------------------------------------
+
+class StdioSession implements Session {
+  readonly #child: ChildProcess;
+  readonly #waiting = new Map<number, () => void>();
+  #next = 1;
+  #buffer = '';
+
+  constructor(command: string[]) {
+    this.#child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'ignore'] });
+    this.#child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.#buffer += chunk;
+      for (let nl = this.#buffer.indexOf('\n'); nl !== -1; nl = this.#buffer.indexOf('\n')) {
+        const message = JSON.parse(this.#buffer.slice(0, nl)) as { id?: number };
+        this.#buffer = this.#buffer.slice(nl + 1);
+        if (typeof message.id === 'number') this.#waiting.get(message.id)?.();
+      }
+    });
+  }
+
+  static async open(command: string[]): Promise<StdioSession> {
+    const session = new StdioSession(command);
+    await session.#send('initialize', INITIALIZE.params);
+    session.#child.stdin!.write(
+      `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`,
+    );
+    return session;
+  }
+
+  call(): Promise<void> {
+    return this.#send('tools/call', CALL);
+  }
+
+  #send(method: string, params: unknown): Promise<void> {
+    const id = this.#next++;
+    const done = new Promise<void>((resolve) => this.#waiting.set(id, resolve));
+    this.#child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    return done.finally(() => this.#waiting.delete(id));
+  }
+
+  async close(): Promise<void> {
+    const exited = once(this.#child, 'exit');
+    this.#child.stdin!.end();
+    await exited;
+  }
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 4096 });
+
+function post(
+  url: string,
+  body: unknown,
+  session?: string,
+): Promise<{ session?: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    if (session) headers['mcp-session-id'] = session;
+    const req = request(url, { method: 'POST', agent, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        if ((res.statusCode ?? 500) >= 300) reject(new Error(`HTTP ${res.statusCode}: ${text}`));
+        else resolve({ session: res.headers['mcp-session-id'] as string | undefined, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+class HttpSession implements Session {
+  readonly #url: string;
+  readonly #id: string;
+  #next = 1;
+
+  private constructor(url: string, id: string) {
+    this.#url = url;
+    this.#id = id;
+  }
+
+  static async open(url: string): Promise<HttpSession> {
+    const init = await post(url, INITIALIZE);
+    if (!init.session) throw new Error(`no session id from ${url}`);
+    await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, init.session);
+    return new HttpSession(url, init.session);
+  }
+
+  async call(): Promise<void> {
+    const { text } = await post(
+      this.#url,
+      { jsonrpc: '2.0', id: this.#next++, method: 'tools/call', params: CALL },
+      this.#id,
+    );
+    if (!text.includes('"result"')) throw new Error(`unexpected answer: ${text.slice(0, 200)}`);
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      request(
+        this.#url,
+        { method: 'DELETE', agent, headers: { 'mcp-session-id': this.#id } },
+        (res) => res.resume().on('end', resolve),
+      ).end();
+    });
+  }
+}
+
+// --- servers -----------------------------------------------------------------------------
+
+interface Target {
+  name: string;
+  open(): Promise<Session>;
+  stop(): Promise<void>;
+  /** Root process of the target, for memory measurements (undefined: the sessions' own). */
+  pid?: number;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+async function httpTarget(
+  name: string,
+  argv: (port: number) => string[],
+  path = '/mcp',
+): Promise<Target> {
+  const port = await freePort();
+  const args = argv(port);
+  const child = spawn(args[0]!, args.slice(1), { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}${path}`;
+  for (let i = 0; ; i++) {
+    const up = await fetch(url, { method: 'OPTIONS' }).then(
+      () => true,
+      () => false,
+    );
+    if (up) break;
+    if (i > 200) throw new Error(`${name} did not start`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const exited = once(child, 'exit');
+  return {
+    name,
+    pid: child.pid,
+    open: () => HttpSession.open(url),
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const bridge = (mode: string, command: string[], extra: string[] = []) =>
+  httpTarget(`bridge ${mode}`, (port) => [
+    NODE,
+    ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
+    CLI,
+    'bridge',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--session-mode',
+    mode,
+    '--max-sessions',
+    '1000',
+    '--log-level',
+    'warn',
+    ...extra,
+    '--',
+    ...command,
+  ]);
+
+const supergateway = (command: string[]) =>
+  httpTarget('supergateway', (port) => [
+    NODE,
+    SUPERGATEWAY,
+    '--stdio',
+    command.join(' '),
+    '--outputTransport',
+    'streamableHttp',
+    '--stateful',
+    '--port',
+    String(port),
+    '--logLevel',
+    'none',
+  ]);
+
+const direct = (command: string[]): Target => ({
+  name: 'direct stdio',
+  open: () => StdioSession.open(command),
+  stop: async () => undefined,
+});
+
+// --- measurements ------------------------------------------------------------------------
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+
+interface Throughput {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+async function throughput(target: Target, sessions: number): Promise<Throughput> {
+  const opened: Session[] = [];
+  for (let i = 0; i < sessions; i += 16) {
+    opened.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(16, sessions - i) }, () => target.open()),
+      )),
+    );
+  }
+  const latencies: number[] = [];
+  let measuring = false;
+  let stop = false;
+  const loop = async (session: Session) => {
+    while (!stop) {
+      const started = performance.now();
+      await session.call();
+      if (measuring) latencies.push(performance.now() - started);
+    }
+  };
+  const loops = opened.map(loop);
+  await new Promise((resolve) => setTimeout(resolve, 500)); // warm-up
+  measuring = true;
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
+  measuring = false;
+  const elapsed = (performance.now() - started) / 1000;
+  stop = true;
+  await Promise.all(loops);
+  await Promise.all(opened.map((session) => session.close()));
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: latencies.length / elapsed,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+  };
+}
+
+/** Median time to open a session (initialize + initialized), with a pause so a pool refills. */
+async function setupTime(target: Target, count = 6): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const started = performance.now();
+    const session = await target.open();
+    times.push(performance.now() - started);
+    await session.close();
+  }
+  times.sort((a, b) => a - b);
+  return percentile(times, 0.5);
+}
+
+/** RSS of a process and all its descendants, in MiB. */
+function treeRssMiB(pid: number): number {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++)
+    for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
+  let kib = 0;
+  for (const member of tree) {
+    try {
+      kib += Number(
+        /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${member}/status`, 'utf8'))?.[1] ?? 0,
+      );
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return kib / 1024;
+}
+
+async function memoryPerSession(target: Target, sessions: number): Promise<number> {
+  const before = treeRssMiB(target.pid!);
+  const opened = await Promise.all(Array.from({ length: sessions }, () => target.open()));
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const after = treeRssMiB(target.pid!);
+  await Promise.all(opened.map((session) => session.close()));
+  return (after - before) / sessions;
+}
+
+// --- run ---------------------------------------------------------------------------------
+
+const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(9);
+
+async function main(): Promise<void> {
+  const server = [await everythingServer()];
+  console.log(
+    `tools/call ${CALL.name} on the Go SDK everything-server, ${SECONDS} s per cell, closed loop per session\n`,
+  );
+  console.log(
+    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}`,
+  );
+  const results = new Map<string, Throughput>();
+  const makers: [string, () => Promise<Target> | Target][] = [
+    ['direct stdio', () => direct(server)],
+    ['bridge PerSession', () => bridge('PerSession', server)],
+    ['bridge Shared', () => bridge('Shared', server)],
+    ['supergateway', () => supergateway(server)],
+  ];
+  for (const sessions of CONCURRENCY) {
+    for (const [name, make] of makers) {
+      if (ONLY !== undefined && !name.includes(ONLY)) continue;
+      const target = await make();
+      const result = await throughput(target, sessions);
+      await target.stop();
+      results.set(`${name}/${sessions}`, result);
+      console.log(
+        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}`,
+      );
+    }
+  }
+  if (ONLY !== undefined || values['throughput-only']) return agent.destroy();
+  console.log('\nRatios (same run):');
+  for (const sessions of CONCURRENCY) {
+    const get = (name: string) => results.get(`${name}/${sessions}`)!;
+    const added = get('bridge PerSession').p50 - get('direct stdio').p50;
+    const vsGateway = get('bridge PerSession').rps / get('supergateway').rps;
+    console.log(
+      `  ${String(sessions).padStart(3)} sessions: bridge p50 - direct p50 = ${added.toFixed(3)} ms; bridge/supergateway req/s = ${vsGateway.toFixed(2)}x`,
+    );
+  }
+
+  console.log('\nSession setup (median of 6, server-everything from npm):');
+  const setups: [string, () => Promise<Target> | Target][] = [
+    ['direct stdio (spawn)', () => direct(EVERYTHING)],
+    ['bridge, no warm pool', () => bridge('PerSession', EVERYTHING)],
+    ['bridge, warm pool 2', () => bridge('PerSession', EVERYTHING, ['--warm-pool', '2'])],
+    ['supergateway', () => supergateway(EVERYTHING)],
+  ];
+  for (const [name, make] of setups) {
+    const target = await make();
+    const ms = await setupTime(target);
+    await target.stop();
+    console.log(`  ${name.padEnd(24)}${fmt(ms, 1)} ms`);
+  }
+
+  console.log('\nMemory per idle session (RSS of the server process tree, MiB):');
+  const memory: [string, () => Promise<Target>, number][] = [
+    ['bridge Shared (200)', () => bridge('Shared', server), 200],
+    ['bridge PerSession (16)', () => bridge('PerSession', server), 16],
+    ['supergateway (16)', () => supergateway(server), 16],
+  ];
+  for (const [name, make, count] of memory) {
+    const target = await make();
+    await (await target.open()).close(); // start whatever is shared first
+    const mib = await memoryPerSession(target, count);
+    await target.stop();
+    console.log(`  ${name.padEnd(24)}${fmt(mib, 3)} MiB`);
+  }
+  agent.destroy();
+}
+
+await main();
