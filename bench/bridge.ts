@@ -265,7 +265,7 @@ const supergateway = (command: string[]) =>
 const direct = (command: string[]): Target => ({
   name: 'direct stdio',
   open: () => StdioSession.open(command),
-  stop: async () => undefined,
+  stop: () => Promise.resolve(),
 });
 
 // --- measurements ------------------------------------------------------------------------
