@@ -3,12 +3,14 @@
  * component process, listening port or working directory is left. These tests start control
  * planes of their own next to the shared one.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureBinaries } from './build.ts';
@@ -51,6 +53,33 @@ describe('ControlPlane', () => {
 
     await expectAllGone(components);
     expect(existsSync(plane.dir)).toBe(false);
+  });
+
+  it('cleans up when the process that started it is interrupted', async () => {
+    const module = (name: string): string => JSON.stringify(join(import.meta.dirname, name));
+    const script = `
+      import { ensureBinaries } from ${module('build.ts')};
+      import { ControlPlane } from ${module('control-plane.ts')};
+      const plane = await ControlPlane.start({ binaries: await ensureBinaries(), nodes: 1, log: () => {} });
+      console.log(JSON.stringify({ dir: plane.dir, components: plane.components() }));
+      setInterval(() => {}, 60_000);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const { dir, components } = JSON.parse(line) as { dir: string; components: Component[] };
+
+    child.kill('SIGTERM');
+
+    const [, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    expect(signal).toBe('SIGTERM'); // the handler cleaned up, then let the signal end the process
+    // Only the handler removes the directory; the kernel's parent-death signal cannot.
+    expect(existsSync(dir)).toBe(false);
+    await waitFor('every component to exit', () =>
+      Promise.resolve(components.every((c) => !isAlive(c.pid))),
+    );
+    await expectAllGone(components);
   });
 });
 
