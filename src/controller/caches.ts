@@ -9,13 +9,15 @@
  * - Pods of our Deployments (same label), for the kubelet's and scheduler's failure reasons;
  *   mapped by the instance label, since a Pod's owner is a ReplicaSet.
  * - Secrets and ConfigMaps, metadata only: their resourceVersions enter the pod template
- *   checksum of the servers that read them at start, so a changed Secret rolls the pods. No
- *   Secret value is ever cached.
+ *   checksum of the servers that read them at start, so a changed Secret rolls the pods, and
+ *   a changed baseline ConfigMap (spec.tools.approved.configMapRef) is read again. No Secret
+ *   value is ever cached.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, MANAGED_BY } from '../api/names.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
+import { baselineReferences } from '../discovery/baseline.ts';
 import type { KubeClient } from './kube/client.ts';
 import { Informer } from './kube/informer.ts';
 import type { Change } from './kube/reflector.ts';
@@ -89,7 +91,9 @@ export class Caches {
       resource: MCP_SERVER,
       indexers: {
         [BY_REFERENCE]: (s) =>
-          startupReferences(s).map((ref) => referenceKey(s.metadata.namespace, ref)),
+          [...startupReferences(s), ...baselineReferences(s)].map((ref) =>
+            referenceKey(s.metadata.namespace, ref),
+          ),
       },
       onChange: ({ type, object }) => {
         if (type !== 'deleted') o.enqueue(keyOf(object));

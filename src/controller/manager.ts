@@ -1,32 +1,39 @@
 /**
  * The manager wires the controller together and runs it: client, caches, work queue,
- * reconciler, leader election, the HTTP server and the periodic resync. As in
+ * reconciler, discovery, leader election, the HTTP server and the periodic resync. As in
  * controller-runtime, caches run on every replica (so a standby's /readyz means "can take over
- * at once") and only the leader's queue reconciles.
+ * at once") and only the leader's queue reconciles — and only the leader discovers.
  *
  * Lifecycle: `Manager.start` returns once the HTTP server listens; `done` settles when the
  * manager ends, with 'stopped' after `stop()` or 'lost' when leadership was lost (the caller
  * exits non-zero, as client-go's leader election does, and a restart campaigns afresh).
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { whenAborted } from './backoff.ts';
 import { Caches } from './caches.ts';
 import type { ControllerConfig } from './config.ts';
 import { EventRecorder } from './events.ts';
 import { connect, type KubeClient } from './kube/client.ts';
-import { splitKey } from './kube/resources.ts';
+import type { ClientConfig } from './kube/config.ts';
+import { objectKey, splitKey } from './kube/resources.ts';
 import { LeaderElector, type ElectionEnd } from './leader.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { PendingWrites } from './pending.ts';
 import { WorkQueue, type HandlerResult } from './queue.ts';
 import { Reconciler } from './reconcile.ts';
+import type { StoredMCPServer } from './render/metadata.ts';
+import { DiscoveryService } from '../discovery/service.ts';
 import { startServer, type RunningServer } from './server.ts';
 
 export interface ManagerOptions {
   config: ControllerConfig;
-  kubeConfig: KubeConfig;
+  clientConfig: ClientConfig;
   log: Logger;
+  /**
+   * Tests only: where discovery reaches a deployed server instead of its Service. A test
+   * cluster's pods are fakes; the test runs their containers as local processes.
+   */
+  discoveryEndpoint?: (server: StoredMCPServer) => string;
 }
 
 /** How long a write may take to come back through the watch before it is sent again. */
@@ -38,6 +45,7 @@ export class Manager {
   readonly #metrics: ControllerMetrics;
   readonly #caches: Caches;
   readonly #queue: WorkQueue;
+  readonly #discovery: DiscoveryService;
   readonly #abort = new AbortController();
   #server: RunningServer | undefined;
   #done: Promise<ElectionEnd> = Promise.resolve('stopped');
@@ -48,7 +56,7 @@ export class Manager {
   /** Connects, starts the HTTP server, and runs the controller in the background. */
   static async start(o: ManagerOptions): Promise<Manager> {
     const metrics = new ControllerMetrics();
-    const client = await connect(o.kubeConfig, {
+    const client = connect(o.clientConfig, {
       onResponse: (verb, code) => metrics.kubeRequests.inc({ verb, code: String(code) }),
     });
     const manager = new Manager(o, client, metrics);
@@ -79,6 +87,21 @@ export class Manager {
         if (this.#leading) this.#queue.add(key);
       },
     });
+    const { servers, rendered, references } = this.#caches;
+    this.#discovery = new DiscoveryService({
+      client,
+      server: (key) => servers.store.get(key),
+      configMap: (namespace, name) => rendered.ConfigMap.store.get(objectKey(namespace, name)),
+      configMapVersion: (namespace, name) =>
+        references.ConfigMap.store.get(objectKey(namespace, name))?.metadata.resourceVersion,
+      // Only the leader discovers; a run that ends after leadership was lost changes nothing.
+      enqueue: (key) => {
+        if (this.#leading) this.#queue.add(key);
+      },
+      log: o.log,
+      registry: metrics.registry,
+      ...(o.discoveryEndpoint === undefined ? {} : { endpoint: o.discoveryEndpoint }),
+    });
     const reconciler = new Reconciler({
       client,
       caches: this.#caches,
@@ -93,6 +116,7 @@ export class Manager {
         ...(o.config.imagePullPolicy ? { imagePullPolicy: o.config.imagePullPolicy } : {}),
       },
       pending: new PendingWrites(PENDING_WRITE_TTL_MS),
+      discovery: this.#discovery,
       log: o.log,
     });
     this.#queue = new WorkQueue({
@@ -166,6 +190,7 @@ export class Manager {
     this.#leading = false;
     clearInterval(this.#resync);
     await this.#queue.shutdown();
+    await this.#discovery.stop();
   }
 
   #enqueueAll(): void {

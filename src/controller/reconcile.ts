@@ -38,6 +38,10 @@ import type { RenderOptions } from './render/options.ts';
 import { endpointOf, render } from './render/render.ts';
 import type { HandlerResult } from './queue.ts';
 import { computeStatus, findCondition, statusDiffers } from './status.ts';
+import type { Condition } from '../api/core.ts';
+import type { DiscoveryService } from '../discovery/service.ts';
+import { discoveryEvents } from '../discovery/events.ts';
+import { type DiscoveryStatusPart, discoveryDiffers, withDiscovery } from '../discovery/status.ts';
 
 export interface ReconcilerOptions {
   client: KubeClient;
@@ -45,6 +49,8 @@ export interface ReconcilerOptions {
   recorder: EventRecorder;
   renderOptions: RenderOptions;
   pending: PendingWrites;
+  /** Baselines, the discovery part of status, and the discovery schedule. */
+  discovery: DiscoveryService;
   log: Logger;
 }
 
@@ -84,19 +90,28 @@ export class Reconciler {
   async reconcile(key: string): Promise<HandlerResult | void> {
     const server = this.#o.caches.servers.store.get(key);
     // Gone or going: the garbage collector deletes what we own (owner references).
-    if (server === undefined || server.metadata.deletionTimestamp !== undefined) return;
+    if (server === undefined || server.metadata.deletionTimestamp !== undefined) {
+      this.#o.discovery.forget(key);
+      return;
+    }
     const log = this.#o.log.child({
       namespace: server.metadata.namespace,
       name: server.metadata.name,
     });
-    const resolved = resolveReferences(server, this.#o.caches.references);
+    const baseline = await this.#o.discovery.baseline(server);
+    const resolved = {
+      ...resolveReferences(server, this.#o.caches.references),
+      ...(baseline.kind === 'tools' ? { approvedTools: baseline.tools } : {}),
+    };
     const desired = render(server, this.#o.renderOptions, resolved).map((obj) =>
       withAppliedHash(obj as KubeObject),
     );
     const pass = await this.#apply(server, desired, log);
     if (pass.failure === undefined) await this.#prune(server, desired, pass, log);
-    const observed = this.#observe(server, desired, pass);
-    const statusWait = await this.#writeStatus(server, observed, log);
+    const found = this.#o.discovery.status(server, baseline, new Date());
+    const observed = this.#observe(server, desired, pass, found.conditions[0]);
+    this.#o.discovery.observe(server, observed.readiness.status === ConditionStatus.True);
+    const statusWait = await this.#writeStatus(server, observed, found, log);
     await this.#recordEvents(server, pass, observed.readiness);
     if (pass.failure !== undefined) throw pass.failure.err;
     const waitMs = Math.max(statusWait, ...pass.waiting.values());
@@ -163,13 +178,17 @@ export class Reconciler {
     }
   }
 
-  #observe(server: StoredMCPServer, desired: KubeObject[], pass: Pass): Observation {
+  #observe(
+    server: StoredMCPServer,
+    desired: KubeObject[],
+    pass: Pass,
+    discovered: Condition,
+  ): Observation {
     if (pass.failure !== undefined) {
       return { readiness: notReady(ReadyReason.ApplyFailed, pass.failure.message) };
     }
     const wanted = desired.find((obj) => obj.kind === 'Deployment');
     if (wanted === undefined) {
-      const discovered = findCondition(server.status, ConditionType.Discovered);
       return { readiness: externalReadiness(server.spec.url ?? '', discovered) };
     }
     // Cached as a KubeObject; the Deployment informer holds apps/v1 Deployments only.
@@ -191,8 +210,13 @@ export class Reconciler {
   }
 
   /** Writes status if it changed; returns how long to wait for a write still in flight. */
-  async #writeStatus(server: StoredMCPServer, observed: Observation, log: Logger): Promise<number> {
-    const next = computeStatus({
+  async #writeStatus(
+    server: StoredMCPServer,
+    observed: Observation,
+    found: DiscoveryStatusPart,
+    log: Logger,
+  ): Promise<number> {
+    const computed = computeStatus({
       generation: server.metadata.generation ?? 0,
       current: server.status,
       readiness: observed.readiness,
@@ -200,7 +224,8 @@ export class Reconciler {
       replicas: observed.replicas,
       now: new Date(),
     });
-    if (!statusDiffers(server.status, next)) return 0;
+    const next = withDiscovery(computed, found);
+    if (!statusDiffers(server.status, next) && !discoveryDiffers(server.status, next)) return 0;
     const pendingKey = `status/${keyOf(server)}`;
     // Without transition times: a pass on a cache that still lacks our last write computes
     // the same status with a later time, and must not write it again.
@@ -228,6 +253,10 @@ export class Reconciler {
     this.#o.pending.record(pendingKey, digest);
     const ready = next.conditions[0]!;
     log.info({ ready: ready.status, reason: ready.reason }, 'status written');
+    // Told once the write went out: a pass on a stale cache recomputes the same change.
+    for (const event of discoveryEvents(server.status, found)) {
+      await this.#o.recorder.record(server, event.type, event.reason, event.message);
+    }
     return 0;
   }
 

@@ -2,10 +2,10 @@
  * The part of MCPServer status the controller owns, computed from what one reconcile pass
  * observed — a pure function, so it is unit tested case by case.
  *
- * Ownership: status is written with server-side apply, field manager `mcp-operator`, and holds
- * only these fields; `conditions` is a list-map keyed by `type`, so the controller owns the
- * `Ready` entry while discovery owns `Discovered` and `Drifted` (under its own field manager)
- * and neither overwrites the other.
+ * Ownership: status is written once per pass with server-side apply, field manager
+ * `mcp-operator`: these fields, and the discovery part (`Discovered` and `Drifted`,
+ * status.discovery, status.drift) that src/discovery/status.ts computes from the latest
+ * discovery result and that the reconcile pass merges in. One writer, so no two writes race.
  *
  * metav1.Condition semantics (API conventions, "Typical status properties"):
  * `lastTransitionTime` moves only when `status` changes, not when reason or message do;

@@ -88,6 +88,19 @@ export function discoveryStatus(input: DiscoveryStatusInput): DiscoveryStatusPar
   };
 }
 
+/** `status` with the discovery part merged in, its conditions after the caller's own. */
+export function withDiscovery<T extends { conditions: Condition[] }>(
+  status: T,
+  part: DiscoveryStatusPart,
+): T & Pick<DiscoveryStatusPart, 'discovery' | 'drift'> {
+  return {
+    ...status,
+    conditions: [...status.conditions, ...part.conditions],
+    ...(part.discovery === undefined ? {} : { discovery: part.discovery }),
+    ...(part.drift === undefined ? {} : { drift: part.drift }),
+  };
+}
+
 /** Whether `next` changes status.discovery or status.drift (conditions are compared with the rest). */
 export function discoveryDiffers(
   current: MCPServerStatus | undefined,

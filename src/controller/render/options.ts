@@ -4,7 +4,7 @@
  */
 
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
-import type { ApprovedTool } from '../../api/v1alpha1/mcpserver.ts';
+import type { BaselineTool } from '../../discovery/drift.ts';
 
 export interface RenderOptions {
   /** The operator's own image: init container (busybox + supervisor) and bridge sidecar. */
@@ -29,7 +29,7 @@ export interface Resolved {
    */
   referenceVersions?: Readonly<Record<string, string>>;
   /** The tools of spec.tools.approved.configMapRef, parsed; unused for inline tools. */
-  approvedTools?: readonly ApprovedTool[];
+  approvedTools?: readonly BaselineTool[];
 }
 
 /** Defaults: a small MCP server process; the limit stops a leaking child from starving the node. */

@@ -6,27 +6,27 @@
  */
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { ApprovedTool } from '../../api/v1alpha1/mcpserver.ts';
+import type { BridgePolicy } from '../../bridge/policy.ts';
 import { toolDigest, type Digest } from '../../discovery/digest.ts';
+import type { BaselineTool } from '../../discovery/drift.ts';
 import { objectMeta, objectNames, type StoredMCPServer } from './metadata.ts';
 
 export const POLICY_KEY = 'policy.json';
 export const POLICY_MOUNT_PATH = '/etc/mcp-operator/policy';
 export const POLICY_FILE = `${POLICY_MOUNT_PATH}/${POLICY_KEY}`;
 
-/** What the bridge enforces: only tools whose digest is approved, and (if set) allowed. */
-export interface BridgePolicy {
-  approved: { name: string; digest: Digest }[];
-  /** Absent: every approved tool is allowed. */
-  allow?: string[];
-}
+/**
+ * The bridge's policy file as render writes it: always with `approved` (the bridge reads a
+ * policy without it as "no digest check", which the operator never wants).
+ */
+export type RenderedPolicy = BridgePolicy & Required<Pick<BridgePolicy, 'approved'>>;
 
 export function isEnforced(server: StoredMCPServer): boolean {
   return server.spec.transport === 'stdio' && server.spec.tools?.driftPolicy === 'Enforce';
 }
 
 /** An approved entry carries its digest, or the definition the digest is computed from. */
-function approvedDigest(tool: ApprovedTool): Digest {
+function approvedDigest(tool: BaselineTool): Digest {
   return (tool.digest as Digest | undefined) ?? toolDigest({ ...tool.definition, name: tool.name });
 }
 
@@ -37,8 +37,8 @@ function approvedDigest(tool: ApprovedTool): Digest {
  */
 export function bridgePolicy(
   server: StoredMCPServer,
-  approvedTools: readonly ApprovedTool[] = [],
-): BridgePolicy {
+  approvedTools: readonly BaselineTool[] = [],
+): RenderedPolicy {
   const tools = server.spec.tools;
   const approved = (tools?.approved?.tools ?? approvedTools).map((tool) => ({
     name: tool.name,
@@ -51,7 +51,7 @@ export function bridgePolicy(
 
 export function policyConfigMap(
   server: StoredMCPServer,
-  approvedTools?: readonly ApprovedTool[],
+  approvedTools?: readonly BaselineTool[],
 ): V1ConfigMap {
   return {
     apiVersion: 'v1',
