@@ -2,18 +2,11 @@
  * `mcp-operator controller`: runs the controller until SIGTERM or SIGINT, then stops
  * gracefully (in-flight reconciles finish, the Lease is released, sockets close).
  */
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { OperatorError, operatorError } from '../errors.ts';
 import { controllerUsage, parseControllerConfig, type ControllerConfig } from './config.ts';
+import { loadClientConfig, type ClientConfig } from './kube/config.ts';
 import { Manager } from './manager.ts';
-
-export function loadKubeConfig(config: Pick<ControllerConfig, 'kubeconfig'>): KubeConfig {
-  const kc = new KubeConfig();
-  if (config.kubeconfig === undefined) kc.loadFromDefault();
-  else kc.loadFromFile(config.kubeconfig);
-  return kc;
-}
 
 /** Parses flags, or prints usage / the error and returns the exit code. */
 export function configOrExit(
@@ -37,12 +30,12 @@ export function configOrExit(
 /** Runs a manager until a signal stops it; resolves to the exit code. */
 export async function runManager(
   config: ControllerConfig,
-  kubeConfig: KubeConfig,
+  clientConfig: ClientConfig,
   log: Logger,
 ): Promise<number> {
-  const manager = await Manager.start({ config, kubeConfig, log });
+  const manager = await Manager.start({ config, clientConfig, log });
   log.info(
-    { server: kubeConfig.getCurrentCluster()?.server, metrics: manager.url },
+    { server: clientConfig.server, credentials: clientConfig.source, metrics: manager.url },
     'controller started',
   );
   const onSignal = (signal: NodeJS.Signals) => {
@@ -68,7 +61,11 @@ export async function controllerCommand(argv: string[]): Promise<number> {
   if (typeof config === 'number') return config;
   const log = pino({ level: config.logLevel });
   try {
-    return await runManager(config, loadKubeConfig(config), log);
+    const clientConfig = await loadClientConfig({
+      kubeconfig: config.kubeconfig,
+      env: process.env,
+    });
+    return await runManager(config, clientConfig, log);
   } catch (err) {
     log.error(
       { err, code: err instanceof OperatorError ? err.code : undefined },

@@ -22,8 +22,9 @@ import {
 import { pino, type Logger } from 'pino';
 import { FIELD_MANAGER } from '../api/names.ts';
 import { operatorError } from '../errors.ts';
-import { configOrExit, loadKubeConfig, runManager } from './command.ts';
+import { configOrExit, runManager } from './command.ts';
 import { connect } from './kube/client.ts';
+import { loadClientConfig, type ClientConfig } from './kube/config.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const CLUSTER_CLI = join(REPO, 'test', 'cluster', 'cli.ts');
@@ -36,14 +37,20 @@ const DEV_ENV = {
   MCP_OPERATOR_METRICS_ADDRESS: '127.0.0.1:8080',
 };
 
-async function reachable(kc: KubeConfig): Promise<boolean> {
-  if (kc.getCurrentCluster() === null) return false;
-  const client = await connect(kc, { requestTimeoutMs: 3000 });
+/** The configured cluster, if one is configured and answers. */
+async function reachableCluster(kubeconfig: string | undefined): Promise<ClientConfig | undefined> {
+  let clientConfig: ClientConfig;
+  try {
+    clientConfig = await loadClientConfig({ kubeconfig, env: process.env });
+  } catch {
+    return undefined;
+  }
+  const client = connect(clientConfig, { requestTimeoutMs: 3000 });
   try {
     await client.request({ method: 'GET', path: '/version' });
-    return true;
+    return clientConfig;
   } catch {
-    return false;
+    return undefined;
   } finally {
     client.close();
   }
@@ -138,27 +145,30 @@ export async function devCommand(argv: string[]): Promise<number> {
   const config = configOrExit('dev', argv, { ...DEV_ENV, ...process.env });
   if (typeof config === 'number') return config;
   const log = pino({ level: config.logLevel });
-  let kc = loadKubeConfig(config);
+  let clientConfig = await reachableCluster(config.kubeconfig);
   let local: LocalCluster | undefined;
   try {
-    if (!(await reachable(kc))) {
-      const tried = kc.getCurrentCluster()?.server ?? 'no kubeconfig';
-      process.stderr.write(`No Kubernetes cluster answers at ${tried}.\n`);
+    if (clientConfig === undefined) {
+      const tried = config.kubeconfig ?? process.env['KUBECONFIG'] ?? '~/.kube/config';
+      process.stderr.write(`No Kubernetes cluster answers for ${tried}.\n`);
       local = await localControlPlane(tried);
-      kc = new KubeConfig();
-      kc.loadFromFile(local.kubeconfig);
       config.kubeconfig = local.kubeconfig;
+      clientConfig = await loadClientConfig({ kubeconfig: local.kubeconfig, env: process.env });
     }
+    // client-node for applying arbitrary YAML (it resolves kinds by API discovery).
+    const kc = new KubeConfig();
+    if (config.kubeconfig === undefined) kc.loadFromDefault();
+    else kc.loadFromFile(config.kubeconfig);
     const crds = await yamlObjects(CRD_DIR);
     await applyAll(kc, crds, log);
     await waitForCrds(kc, crds);
     if (local !== undefined) await applyAll(kc, await yamlObjects(EXAMPLES_DIR), log);
     process.stderr.write(
-      `\nThe operator runs against ${kc.getCurrentCluster()?.server}. In another terminal:\n` +
+      `\nThe operator runs against ${clientConfig.server}. In another terminal:\n` +
         (local ? `  export KUBECONFIG=${local.kubeconfig}\n` : '') +
         '  kubectl get mcpservers -A\n\n',
     );
-    return await runManager(config, kc, log);
+    return await runManager(config, clientConfig, log);
   } catch (err) {
     log.error({ err }, 'dev failed');
     return 1;

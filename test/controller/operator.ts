@@ -13,6 +13,7 @@ import {
   type KubernetesObject,
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
+import { inject } from 'vitest';
 import type { Condition } from '../../src/api/core.ts';
 import {
   API_VERSION,
@@ -20,6 +21,7 @@ import {
   type MCPServerSpec,
 } from '../../src/api/v1alpha1/mcpserver.ts';
 import { parseControllerConfig } from '../../src/controller/config.ts';
+import { loadClientConfig } from '../../src/controller/kube/config.ts';
 import { Manager } from '../../src/controller/manager.ts';
 import { waitFor, type WaitOptions } from '../cluster/testing.ts';
 
@@ -27,7 +29,7 @@ import { waitFor, type WaitOptions } from '../cluster/testing.ts';
 export const testLog = () => pino({ level: process.env.MCP_OPERATOR_TEST_LOG ?? 'silent' });
 
 /** An operator watching only `namespace`, with its HTTP server on a free port. */
-export function startOperator(kc: KubeConfig, namespace: string, flags: string[] = []) {
+export async function startOperator(namespace: string, flags: string[] = []) {
   const config = parseControllerConfig(
     [
       `--namespaces=${namespace}`,
@@ -38,7 +40,8 @@ export function startOperator(kc: KubeConfig, namespace: string, flags: string[]
     ],
     {},
   );
-  return Manager.start({ config, kubeConfig: kc, log: testLog() });
+  const clientConfig = await loadClientConfig({ kubeconfig: inject('kubeconfig'), env: {} });
+  return Manager.start({ config, clientConfig, log: testLog() });
 }
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

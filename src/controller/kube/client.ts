@@ -3,17 +3,15 @@
  * streams. Everything above it (reflector, leader election, reconcile) speaks REST paths and
  * plain JSON objects, so a counting wrapper or a scripted fake can stand in for it.
  *
- * The real implementation keeps @kubernetes/client-node for what it does well — loading
- * kubeconfig / in-cluster config and producing auth headers (token files, exec plugins) — and
- * sends requests itself over one keep-alive agent, because client-node 2.x builds a new undici
- * agent (so a new TLS connection) for every generated-API call. See
- * docs/adr/0005-controller-runtime.md.
+ * The real implementation sends requests over keep-alive agents (one pool for requests, one for
+ * watches) with the TLS material and auth headers of a ClientConfig (config.ts). See
+ * docs/adr/0005-controller-runtime.md for why not @kubernetes/client-node's API clients.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { OperatorError, operatorError } from '../../errors.ts';
+import type { ClientConfig } from './config.ts';
 import type { KubeObject } from './resources.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -146,28 +144,12 @@ interface Transport {
   server: URL;
 }
 
-/** TLS material and transport for the current context, read once; auth headers per request. */
-async function transportFor(kc: KubeConfig, options: ClientOptions): Promise<Transport> {
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw operatorError('MCPOP_KUBE_CONFIG', 'no current cluster');
-  if (cluster.proxyUrl) throw operatorError('MCPOP_KUBE_CONFIG', 'proxy-url is not supported');
-  const tls: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(tls);
-  const server = new URL(cluster.server);
+function transportFor(config: ClientConfig, options: ClientOptions): Transport {
+  const server = new URL(config.server);
   const isHttps = server.protocol === 'https:';
-  const agentOptions: https.AgentOptions = {
-    keepAlive: true,
-    ca: tls.ca,
-    cert: tls.cert,
-    key: tls.key,
-    pfx: tls.pfx,
-    passphrase: tls.passphrase,
-    servername: tls.servername,
-    ...(tls.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: tls.rejectUnauthorized }),
-  };
   const make = (extra: http.AgentOptions) =>
     isHttps
-      ? new https.Agent({ ...agentOptions, ...extra })
+      ? new https.Agent({ keepAlive: true, ...config.tls, ...extra })
       : new http.Agent({ keepAlive: true, ...extra });
   return {
     module: isHttps ? https : http,
@@ -180,21 +162,14 @@ async function transportFor(kc: KubeConfig, options: ClientOptions): Promise<Tra
 }
 
 class HttpKubeClient implements KubeClient {
-  readonly #kc: KubeConfig;
+  readonly #config: ClientConfig;
   readonly #transport: Transport;
   readonly #options: ClientOptions;
 
-  constructor(kc: KubeConfig, transport: Transport, options: ClientOptions) {
-    this.#kc = kc;
-    this.#transport = transport;
+  constructor(config: ClientConfig, options: ClientOptions) {
+    this.#config = config;
+    this.#transport = transportFor(config, options);
     this.#options = options;
-  }
-
-  /** Fresh per request: token files and exec credentials rotate. */
-  async #auth(): Promise<Pick<http.RequestOptions, 'headers' | 'auth'>> {
-    const opts: https.RequestOptions = {};
-    await this.#kc.applyToHTTPSOptions(opts);
-    return { headers: opts.headers ?? {}, auth: opts.auth };
   }
 
   async #open(
@@ -205,18 +180,19 @@ class HttpKubeClient implements KubeClient {
     signal: AbortSignal | undefined,
     body?: string,
   ): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
-    const auth = await this.#auth();
+    // Fresh per request: token files and exec credentials rotate.
+    const auth = await this.#config.authHeaders();
     const url = new URL(path, this.#transport.server);
     return new Promise((resolve, reject) => {
       const req = this.#transport.module.request(url, {
         method,
         agent,
         signal,
-        auth: auth.auth,
-        headers: { Accept: 'application/json', ...auth.headers, ...headers },
+        headers: { Accept: 'application/json', ...auth, ...headers },
       });
       req.once('response', (res) => resolve({ req, res }));
-      req.once('error', reject);
+      // `on`, not `once`: a socket can fail again after the response arrived.
+      req.on('error', reject);
       req.end(body);
     });
   }
@@ -273,6 +249,9 @@ class HttpKubeClient implements KubeClient {
     req.setTimeout((timeoutSeconds + 30) * 1000, () =>
       req.destroy(new Error(`WATCH ${path}: connection idle`)),
     );
+    // readline does not pass on errors of its input: catch them here, rethrow below.
+    let streamError: Error | undefined;
+    res.on('error', (err) => (streamError = err));
     try {
       for await (const line of createInterface({ input: res, crlfDelay: Infinity })) {
         if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
@@ -283,7 +262,9 @@ class HttpKubeClient implements KubeClient {
       if (!signal.aborted) throw err;
       return;
     }
-    if (!res.complete && !signal.aborted) throw new Error(`WATCH ${path}: connection dropped`);
+    if (signal.aborted) return;
+    if (streamError !== undefined) throw streamError;
+    if (!res.complete) throw new Error(`WATCH ${path}: connection dropped`);
   }
 
   close(): void {
@@ -292,7 +273,6 @@ class HttpKubeClient implements KubeClient {
   }
 }
 
-/** A client for the current context of `kc`. */
-export async function connect(kc: KubeConfig, options: ClientOptions = {}): Promise<KubeClient> {
-  return new HttpKubeClient(kc, await transportFor(kc, options), options);
+export function connect(config: ClientConfig, options: ClientOptions = {}): KubeClient {
+  return new HttpKubeClient(config, options);
 }

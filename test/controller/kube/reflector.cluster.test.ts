@@ -5,9 +5,10 @@
  * retried with backoff. Also: metadata-only lists and watches carry no data.
  */
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect, type KubeClient } from '../../../src/controller/kube/client.ts';
+import { loadClientConfig } from '../../../src/controller/kube/config.ts';
 import { Reflector } from '../../../src/controller/kube/reflector.ts';
 import {
   CONFIG_MAP,
@@ -72,17 +73,11 @@ let client: KubeClient;
 const requests: string[] = [];
 
 beforeAll(async () => {
-  const server = new URL(kc.getCurrentCluster()!.server);
-  proxy = new Proxy(server);
+  const direct = await loadClientConfig({ kubeconfig: inject('kubeconfig'), env: {} });
+  proxy = new Proxy(new URL(direct.server));
   const port = await proxy.listen();
-  const viaProxy = new KubeConfig();
-  viaProxy.loadFromOptions({
-    clusters: kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${port}` })),
-    users: kc.users,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-  });
-  const inner = await connect(viaProxy);
+  // Same credentials and server certificate (it names 127.0.0.1), another port.
+  const inner = connect({ ...direct, server: `https://127.0.0.1:${port}` });
   client = {
     request: (req) => {
       requests.push(`${req.method} ${req.path}`);
