@@ -95,23 +95,29 @@ used by a call it makes, and dropping a rule breaks the behaviour named beside i
   verbs: [update]
 # Rendered objects: cached by the managed-by label (list, watch), server-side applied (patch,
 # and create when the apply creates the object), pruned when the spec no longer needs them
-# (delete). ConfigMaps are also cached metadata-only, like Secrets below.
+# (delete). Discovery applies the snapshot ConfigMap the same way.
 - apiGroups: [apps]
   resources: [deployments]
   verbs: [list, watch, create, patch, delete]
 - apiGroups: ['']
-  resources: [services, serviceaccounts, configmaps]
+  resources: [services, serviceaccounts]
   verbs: [list, watch, create, patch, delete]
+# ConfigMaps as above; also every ConfigMap's metadata (like Secrets below), and get: an
+# approved baseline in a ConfigMap (spec.tools.approved.configMapRef) is read when it changes.
+- apiGroups: ['']
+  resources: [configmaps]
+  verbs: [get, list, watch, create, patch, delete]
 # Why a server is not Ready: image pull errors, crash loops, unschedulable pods.
 - apiGroups: ['']
   resources: [pods]
   verbs: [list, watch]
-# Metadata only (PartialObjectMetadata: no value is ever sent or cached): the resourceVersions
-# of the Secrets a server reads at start go into its pod template checksum, so a changed Secret
-# rolls the pods.
+# list, watch: metadata only (PartialObjectMetadata: no value is sent or cached); the
+# resourceVersions of the Secrets a server reads at start go into its pod template checksum, so
+# a changed Secret rolls the pods. get: discovery reads the bearer token of spec.auth.secretRef
+# at each run, and keeps it in memory for that run only.
 - apiGroups: ['']
   resources: [secrets]
-  verbs: [list, watch]
+  verbs: [get, list, watch]
 # core/v1 Events on MCPServers (kubectl describe); a repeat bumps the count with a patch.
 - apiGroups: ['']
   resources: [events]

@@ -1,0 +1,725 @@
+/**
+ * The chart installed into the real control plane with the real helm, and the real operator run
+ * as a local process authenticated as the chart's ServiceAccount (a TokenRequest token):
+ *
+ * - sufficient: with exactly the chart's rules it reconciles every example, updates, prunes,
+ *   records events and leads on its Lease, and the API server refuses it nothing;
+ * - not excessive: every permission the chart grants was used by one of those requests (seen
+ *   by a recording proxy), but for one rule whose reason is documented beside it; and taking a
+ *   rule away breaks the behaviour the chart names beside it;
+ * - `helm uninstall` removes every chart object and keeps the CRD and the MCPServers.
+ *
+ * The chart runs namespaced (watchNamespaces), so this operator never touches other test files'
+ * MCPServers; the cluster-wide RBAC renders the same rules (chart.test.ts) and is installed and
+ * checked by SubjectAccessReview at the end. The CRD is only ever adopted here, never changed:
+ * a changed CRD makes the API server reinitialize its storage (429s for a moment), which other
+ * test files would see, so `helm upgrade` has a control plane of its own (upgrade.cluster.test.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  AuthorizationV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  RbacAuthorizationV1Api,
+  type V1Deployment,
+  type V1PolicyRule,
+} from '@kubernetes/client-node';
+import { dump } from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CRD_NAME } from '../../src/api/crd.ts';
+import { API_GROUP, PLURAL } from '../../src/api/names.ts';
+import { CHECKSUM_ANNOTATION } from '../../src/controller/render/pod.ts';
+import { VERSION, type MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
+import { installCrd } from '../api/install-crd.ts';
+import { createNamespace, deleteNamespace, kubeConfig, waitFor } from '../cluster/testing.ts';
+import { EXAMPLES_DIR, kubectl, loadExamples } from '../examples/examples.ts';
+import { CHART_DIR, Helm, only, parseManifests, type Rendered } from './helm.ts';
+import { OperatorProcess, forbidden, serviceAccountKubeconfig } from './operator.ts';
+import { RecordingProxy } from './recording-proxy.ts';
+
+const kc = kubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const apps = kc.makeApiClient(AppsV1Api);
+const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const examples = await loadExamples();
+
+/** A digest from the enforced example's baseline. */
+const GET_SUM_DIGEST = examples
+  .flatMap((e) => e.server.spec.tools?.approved?.tools ?? [])
+  .find((t) => t.name === 'get-sum')!.digest!;
+
+const RELEASE = 'ops';
+const FULLNAME = 'ops-mcp-operator';
+const RULES_ROLE = FULLNAME;
+const LEASE_ROLE = `${FULLNAME}-leader-election`;
+/** Granted but unused here, with the reason written beside the rule in the chart. */
+const UNUSED_HERE = new Set([
+  // Only clusters with the OwnerReferencesPermissionEnforcement admission plugin check it.
+  `${API_GROUP}/mcpservers/finalizers:update`,
+]);
+
+let helm: Helm;
+let tmp: string;
+let opsNs: string;
+let appsNs: string;
+let manifest: Rendered[] = [];
+let chartArgs: string[] = [];
+let installed = false;
+const running: OperatorProcess[] = [];
+
+const sh = (args: string[], stdin?: string) => kubectl(inject('kubeconfig'), args, stdin);
+async function shOk(args: string[], stdin?: string): Promise<string> {
+  const result = await sh(args, stdin);
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+const caData = async (): Promise<string> => {
+  const cluster = kc.getCurrentCluster()!;
+  return cluster.caData ?? (await readFile(cluster.caFile!)).toString('base64');
+};
+
+async function startOperator(name: string, server = kc.getCurrentCluster()!.server) {
+  const op = await OperatorProcess.start({
+    dir: tmp,
+    name,
+    args: chartArgs,
+    kubeconfig: await serviceAccountKubeconfig(kc, {
+      namespace: opsNs,
+      serviceAccount: FULLNAME,
+      server,
+      caData: await caData(),
+    }),
+    namespace: opsNs,
+  });
+  running.push(op);
+  return op;
+}
+
+async function stopOperator(op: OperatorProcess) {
+  await op.stop();
+  running.splice(running.indexOf(op), 1);
+}
+
+const getServer = async (name: string) =>
+  (await custom.getNamespacedCustomObject({
+    group: API_GROUP,
+    version: VERSION,
+    namespace: appsNs,
+    plural: PLURAL,
+    name,
+  })) as MCPServer;
+
+const readyOf = (server: MCPServer) =>
+  server.status?.conditions?.find((c) => c.type === 'Ready') as
+    { status: string; reason: string; message: string } | undefined;
+
+/** Turns an example into a url server: every field of a deployed server goes (merge patch). */
+async function moveToUrl(name: string, url: string): Promise<void> {
+  const { spec } = examples.find((e) => e.server.metadata?.name === name)!.server;
+  const kept = new Set(['auth', 'discovery', 'tools']);
+  const removed = Object.keys(spec).filter((key) => !kept.has(key));
+  const patch = { spec: { ...Object.fromEntries(removed.map((key) => [key, null])), url } };
+  await shOk(['patch', 'mcps', name, '-n', appsNs, '--type=merge', '-p', JSON.stringify(patch)]);
+}
+
+async function createServer(name: string, extra: Record<string, unknown> = {}): Promise<void> {
+  await custom.createNamespacedCustomObject({
+    group: API_GROUP,
+    version: VERSION,
+    namespace: appsNs,
+    plural: PLURAL,
+    body: {
+      apiVersion: `${API_GROUP}/${VERSION}`,
+      kind: 'MCPServer',
+      metadata: { name },
+      spec: {
+        image: 'node:24-alpine',
+        transport: 'stdio',
+        command: ['npx', '-y', 'server'],
+        ...extra,
+      },
+    },
+  });
+}
+
+const exists = async (read: () => Promise<unknown>) =>
+  read().then(
+    () => true,
+    (err: { code?: number }) => {
+      if (err.code === 404) return false;
+      throw err;
+    },
+  );
+
+/** `group/resource:verb` for every combination a rule grants (resourceNames aside). */
+const permissionsOf = (rules: V1PolicyRule[]) =>
+  new Set(
+    rules.flatMap((rule) =>
+      (rule.apiGroups ?? []).flatMap((group) =>
+        (rule.resources ?? []).flatMap((resource) =>
+          rule.verbs.map((verb) => `${group}/${resource}:${verb}`),
+        ),
+      ),
+    ),
+  );
+
+const roleRules = (name: string, namespace: string) =>
+  (manifest.find(
+    (o) => o.kind === 'Role' && o.metadata.name === name && o.metadata.namespace === namespace,
+  )?.rules ?? []) as V1PolicyRule[];
+
+beforeAll(async () => {
+  tmp = await mkdtemp(join(tmpdir(), 'mcp-operator-chart-'));
+  helm = await Helm.create({ binary: inject('helm'), kubeconfig: inject('kubeconfig') });
+  [opsNs, appsNs] = await Promise.all([
+    createNamespace(kc, 'chart-ops'),
+    createNamespace(kc, 'chart-apps'),
+  ]);
+  // The operator's pods must pass the restricted Pod Security Standard.
+  await shOk(['label', 'namespace', opsNs, 'pod-security.kubernetes.io/enforce=restricted']);
+  // Other test files install the CRD with kubectl-style apply; a release adopts it the way a
+  // user who did the same would (chart README, "The CRD already exists").
+  await installCrd(kc);
+  await shOk(['label', '--overwrite', 'crd', CRD_NAME, 'app.kubernetes.io/managed-by=Helm']);
+  await shOk([
+    'annotate',
+    '--overwrite',
+    'crd',
+    CRD_NAME,
+    `meta.helm.sh/release-name=${RELEASE}`,
+    `meta.helm.sh/release-namespace=${opsNs}`,
+  ]);
+}, 180_000);
+
+afterAll(async () => {
+  await Promise.all(running.map((op) => op.stop()));
+  if (installed) await helm.run(['uninstall', RELEASE, '-n', opsNs, '--wait']);
+  await Promise.all([opsNs, appsNs].filter(Boolean).map((ns) => deleteNamespace(kc, ns)));
+  await helm?.close();
+  if (tmp !== undefined) await rm(tmp, { recursive: true, force: true });
+}, 180_000);
+
+describe('helm install', () => {
+  it('installs an HA, namespaced operator whose every object the API server accepts', async () => {
+    const values = { watchNamespaces: [appsNs], replicaCount: 2 };
+    const out = await helm.ok(
+      ['install', RELEASE, CHART_DIR, '-n', opsNs, '--wait', '--timeout', '120s'],
+      values,
+    );
+    installed = true;
+    expect(out).toContain(`It manages MCPServers in: ${appsNs}.`);
+    expect(out).toContain('Uninstalling this release leaves the MCPServer CRD');
+    manifest = parseManifests(await helm.ok(['get', 'manifest', RELEASE, '-n', opsNs]));
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    for (const obj of manifest) {
+      const header = {
+        apiVersion: obj.apiVersion!,
+        kind: obj.kind!,
+        metadata: { name: obj.metadata.name!, namespace: obj.metadata.namespace! },
+      };
+      expect(await exists(() => objects.read(header)), `${obj.kind}/${obj.metadata.name}`).toBe(
+        true,
+      );
+    }
+    // --wait returned: both replicas were admitted under restricted Pod Security and are Ready.
+    const deployment = await apps.readNamespacedDeployment({ name: FULLNAME, namespace: opsNs });
+    expect(deployment.status?.readyReplicas).toBe(2);
+    expect(manifest.some((o) => o.kind === 'PodDisruptionBudget')).toBe(true);
+    const container = (only(manifest, 'Deployment') as unknown as V1Deployment).spec!.template.spec!
+      .containers[0]!;
+    chartArgs = container.args!.slice(1);
+  });
+});
+
+describe("the operator as the chart's ServiceAccount", () => {
+  it('reconciles every example, and is granted exactly what it uses', async () => {
+    // The url example's token; the value is made up here and never printed.
+    await core.createNamespacedSecret({
+      namespace: appsNs,
+      body: {
+        metadata: { name: 'remote-mcp-token' },
+        stringData: { token: randomBytes(16).toString('hex') },
+      },
+    });
+    await shOk(['apply', '-n', appsNs, '-f', EXAMPLES_DIR]);
+    const ca = Buffer.from(await caData(), 'base64');
+    const proxy = await RecordingProxy.start(kc.getCurrentCluster()!.server, ca);
+    try {
+      const op = await startOperator('recorded', proxy.url);
+      const until: typeof waitFor = (what, condition, options) =>
+        op.during(waitFor(what, condition, options));
+      await until(
+        'every example reconciled',
+        async () => {
+          for (const { server } of examples) {
+            const stored = await getServer(server.metadata.name!);
+            if (stored.status?.observedGeneration !== stored.metadata?.generation) return false;
+            if (readyOf(stored) === undefined) return false;
+          }
+          return true;
+        },
+        { timeoutMs: 60_000 },
+      );
+      for (const { server } of examples.filter((e) => e.server.spec.image)) {
+        const name = server.metadata.name!;
+        const deployment = await apps.readNamespacedDeployment({ name, namespace: appsNs });
+        expect(deployment.metadata?.ownerReferences?.[0]).toMatchObject({
+          kind: 'MCPServer',
+          name,
+        });
+        await core.readNamespacedService({ name, namespace: appsNs });
+      }
+      await core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs });
+      expect(readyOf(await getServer('remote'))?.reason).toBe('External');
+      // kwok runs the pods: Ready follows the Deployment and its Pods.
+      await until(
+        'everything Ready',
+        async () => readyOf(await getServer('everything'))?.status === 'True',
+        { timeoutMs: 60_000 },
+      );
+
+      // An update: the existing Deployment is patched.
+      await shOk([
+        'patch',
+        'mcps',
+        'everything',
+        '-n',
+        appsNs,
+        '--type=merge',
+        '-p',
+        '{"spec":{"replicas":2}}',
+      ]);
+      await until(
+        'the Deployment scaled',
+        async () =>
+          (await apps.readNamespacedDeployment({ name: 'everything', namespace: appsNs })).spec
+            ?.replicas === 2,
+      );
+
+      // A server that moves elsewhere: what was deployed for it is pruned.
+      await moveToUrl('everything-http', 'http://mcp.example.com/mcp');
+      await until(
+        'the Deployment pruned',
+        async () =>
+          !(await exists(() =>
+            apps.readNamespacedDeployment({ name: 'everything-http', namespace: appsNs }),
+          )),
+      );
+
+      // An approved baseline kept in a ConfigMap is read from it into the bridge's policy.
+      await core.createNamespacedConfigMap({
+        namespace: appsNs,
+        body: {
+          metadata: { name: 'approved-tools' },
+          data: { 'tools.yaml': dump([{ name: 'get-sum', digest: GET_SUM_DIGEST }]) },
+        },
+      });
+      await createServer('baseline-in-configmap', {
+        tools: { driftPolicy: 'Enforce', approved: { configMapRef: { name: 'approved-tools' } } },
+      });
+      await until('the policy made from the ConfigMap', async () => {
+        const policy = await core
+          .readNamespacedConfigMap({ name: 'baseline-in-configmap-policy', namespace: appsNs })
+          .catch(() => undefined);
+        return policy?.data?.['policy.json']?.includes(GET_SUM_DIGEST);
+      });
+
+      // Enforcement switched off: the policy ConfigMap is pruned too.
+      await shOk([
+        'patch',
+        'mcps',
+        'everything-enforced',
+        '-n',
+        appsNs,
+        '--type=merge',
+        '-p',
+        '{"spec":{"tools":{"driftPolicy":"Warn"}}}',
+      ]);
+      await until(
+        'the policy ConfigMap pruned',
+        async () =>
+          !(await exists(() =>
+            core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs }),
+          )),
+      );
+
+      // A Secret the server reads at start changes: its pods roll (Secret metadata is watched).
+      const checksum = async () =>
+        (await apps.readNamespacedDeployment({ name: 'everything', namespace: appsNs })).spec
+          ?.template.metadata?.annotations?.[CHECKSUM_ANNOTATION];
+      await core.createNamespacedSecret({
+        namespace: appsNs,
+        body: { metadata: { name: 'everything-env' }, stringData: { GREETING: 'hello' } },
+      });
+      await shOk([
+        'patch',
+        'mcps',
+        'everything',
+        '-n',
+        appsNs,
+        '--type=merge',
+        '-p',
+        JSON.stringify({
+          spec: { envFrom: [{ secretRef: { name: 'everything-env' } }] },
+        }),
+      ]);
+      const first = await until('the Secret in the checksum', async () => {
+        const deployment = await apps.readNamespacedDeployment({
+          name: 'everything',
+          namespace: appsNs,
+        });
+        return deployment.spec?.template.spec?.containers[0]?.envFrom ? checksum() : undefined;
+      });
+      await core.replaceNamespacedSecret({
+        name: 'everything-env',
+        namespace: appsNs,
+        body: { metadata: { name: 'everything-env' }, stringData: { GREETING: 'bonjour' } },
+      });
+      await until('the pods rolled', async () => (await checksum()) !== first);
+
+      // An owned object deleted twice is restored twice: the second Event is a count bump.
+      for (let i = 0; i < 2; i++) {
+        await core.deleteNamespacedService({ name: 'time', namespace: appsNs });
+        await until('the Service restored', async () =>
+          exists(() => core.readNamespacedService({ name: 'time', namespace: appsNs })),
+        );
+      }
+      await until('an Event counted twice', async () => {
+        const events = await core.listNamespacedEvent({
+          namespace: appsNs,
+          fieldSelector: 'involvedObject.name=time,reason=Applied',
+        });
+        return events.items.some(
+          (e) => e.message === 'Applied Service/time.' && (e.count ?? 0) >= 2,
+        );
+      });
+      // SIGTERM: a graceful stop releases the Lease.
+      await stopOperator(op);
+      expect(op.exit?.code).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+
+    const refused = proxy.requests.filter((r) => r.status === 401 || r.status === 403);
+    expect(refused).toEqual([]);
+    const granted = permissionsOf([
+      ...roleRules(RULES_ROLE, appsNs),
+      ...roleRules(LEASE_ROLE, opsNs),
+    ]);
+    const used = proxy.permissions();
+    expect([...used].filter((p) => !granted.has(p)).sort()).toEqual([]);
+    expect([...granted].filter((p) => !used.has(p) && !UNUSED_HERE.has(p)).sort()).toEqual([]);
+  });
+});
+
+const authz = kc.makeApiClient(AuthorizationV1Api);
+
+/** Whether the API server lets `namespace/serviceAccount` do `permission` (`group/resource:verb`). */
+async function allowed(
+  serviceAccount: { namespace: string; name: string },
+  permission: string,
+  namespace: string,
+): Promise<boolean> {
+  const [target = '', verb] = permission.split(':');
+  const [group, resource, subresource] = target.split('/');
+  const review = await authz.createSubjectAccessReview({
+    body: {
+      spec: {
+        user: `system:serviceaccount:${serviceAccount.namespace}:${serviceAccount.name}`,
+        groups: [
+          'system:serviceaccounts',
+          `system:serviceaccounts:${serviceAccount.namespace}`,
+          'system:authenticated',
+        ],
+        resourceAttributes: { namespace, verb, group, resource, subresource },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+/** `rules` without `verb` on `group/resource` (other resources of the same rule keep it). */
+function withoutPermission(rules: V1PolicyRule[], permission: string): V1PolicyRule[] {
+  const [target = '', verb = ''] = permission.split(':');
+  const slash = target.indexOf('/');
+  const [group, resource] = [target.slice(0, slash), target.slice(slash + 1)];
+  return rules.flatMap((rule) => {
+    if (!rule.apiGroups?.includes(group) || !rule.resources?.includes(resource)) return [rule];
+    const others = rule.resources.filter((r) => r !== resource);
+    const narrowed = rule.verbs.filter((v) => v !== verb);
+    return [
+      ...(others.length > 0 ? [{ ...rule, resources: others }] : []),
+      ...(narrowed.length > 0 ? [{ ...rule, resources: [resource], verbs: narrowed }] : []),
+    ];
+  });
+}
+
+interface Ablation {
+  permission: string;
+  /** The Role that grants it, and where. */
+  role: () => { name: string; namespace: string };
+  behaviour: string;
+  before?: () => Promise<void>;
+  check: (op: OperatorProcess) => Promise<void>;
+}
+
+const rulesRole = () => ({ name: RULES_ROLE, namespace: appsNs });
+const leaseRole = () => ({ name: LEASE_ROLE, namespace: opsNs });
+
+async function neverReady(op: OperatorProcess): Promise<void> {
+  const readyz = await fetch(`${await op.url()}/readyz`);
+  expect(readyz.status).toBe(503);
+}
+
+const ABLATIONS: Ablation[] = [
+  {
+    permission: `${API_GROUP}/mcpservers:list`,
+    role: rulesRole,
+    behaviour: 'it sees no MCPServer and never becomes ready',
+    check: async (op) => {
+      await op.waitForLog('list mcpservers refused', forbidden('list', 'mcpservers'));
+      await neverReady(op);
+    },
+  },
+  {
+    permission: `${API_GROUP}/mcpservers/status:patch`,
+    role: rulesRole,
+    behaviour: 'a server gets its objects but no status',
+    check: async (op) => {
+      await createServer('no-status');
+      await op.waitForLog('status write refused', forbidden('patch', 'mcpservers/status'));
+      expect((await getServer('no-status')).status).toBeUndefined();
+    },
+  },
+  {
+    permission: 'apps/deployments:create',
+    role: rulesRole,
+    behaviour: 'a new server stays ApplyFailed, and its status says why',
+    check: async (op) => {
+      await createServer('no-create');
+      const ready = await op.during(
+        waitFor('Ready=False ApplyFailed', async () => {
+          const condition = readyOf(await getServer('no-create'));
+          return condition?.reason === 'ApplyFailed' ? condition : undefined;
+        }),
+      );
+      expect(ready.message).toContain('cannot create resource "deployments"');
+      expect(op.exit).toBeUndefined();
+    },
+  },
+  {
+    permission: '/services:delete',
+    role: rulesRole,
+    behaviour: 'a server moved to a url keeps its stale Service',
+    check: async (op) => {
+      await moveToUrl('time', 'http://time.example/mcp');
+      await op.waitForLog('prune refused', forbidden('delete', 'services'));
+      expect(
+        await exists(() => core.readNamespacedService({ name: 'time', namespace: appsNs })),
+      ).toBe(true);
+    },
+  },
+  {
+    permission: '/pods:list',
+    role: rulesRole,
+    behaviour: 'it cannot read why pods are not Ready, so it never becomes ready',
+    check: async (op) => {
+      await op.waitForLog('list pods refused', forbidden('list', 'pods'));
+      await neverReady(op);
+    },
+  },
+  {
+    permission: '/secrets:get',
+    role: rulesRole,
+    behaviour: "discovery cannot send a server's token, and its status says so",
+    check: async (op) => {
+      await custom.createNamespacedCustomObject({
+        group: API_GROUP,
+        version: VERSION,
+        namespace: appsNs,
+        plural: PLURAL,
+        body: {
+          apiVersion: `${API_GROUP}/${VERSION}`,
+          kind: 'MCPServer',
+          metadata: { name: 'no-token' },
+          spec: {
+            url: 'http://no-token.example/mcp',
+            auth: { secretRef: { name: 'remote-mcp-token' } },
+          },
+        },
+      });
+      const discovered = await op.during(
+        waitFor('Discovered=False', async () =>
+          (await getServer('no-token')).status?.conditions?.find(
+            (c) => c.type === 'Discovered' && c.status === 'False',
+          ),
+        ),
+      );
+      expect(discovered.message).toContain('cannot get resource "secrets"');
+    },
+  },
+  {
+    permission: '/secrets:list',
+    role: rulesRole,
+    behaviour: 'it cannot see which Secrets changed (pod rolls), so it never becomes ready',
+    check: async (op) => {
+      await op.waitForLog('list secrets refused', forbidden('list', 'secrets'));
+      await neverReady(op);
+    },
+  },
+  {
+    permission: '/events:create',
+    role: rulesRole,
+    behaviour: 'kubectl describe shows no Events',
+    check: async (op) => {
+      await createServer('no-events');
+      await op.waitForLog(
+        'event refused',
+        (l) => l.msg === 'could not record an event' && forbidden('create', 'events')(l),
+      );
+    },
+  },
+  {
+    permission: 'coordination.k8s.io/leases:create',
+    role: leaseRole,
+    behaviour: 'without its Lease it never leads, so nothing is reconciled',
+    before: async () => {
+      await kc
+        .makeApiClient(CoordinationV1Api)
+        .deleteNamespacedLease({ name: FULLNAME, namespace: opsNs });
+    },
+    check: async (op) => {
+      await op.waitForLog('create lease refused', forbidden('create', 'leases'));
+      const since = Date.now();
+      await createServer('no-leader');
+      // Still campaigning, and still refused, well after the server was created.
+      await op.waitForLog(
+        'a later refused attempt',
+        (l) => forbidden('create', 'leases')(l) && Number(l.time) > since + 3_000,
+        15_000,
+      );
+      expect((await getServer('no-leader')).status).toBeUndefined();
+    },
+  },
+];
+
+describe('a narrower Role breaks the behaviour the chart names beside the rule', () => {
+  const sa = () => ({ namespace: opsNs, name: FULLNAME });
+
+  it.each(ABLATIONS.map((a) => [a.permission, a.behaviour, a] as const))(
+    'without %s, %s',
+    async (permission, _, ablation) => {
+      const { name, namespace } = ablation.role();
+      const role = await rbac.readNamespacedRole({ name, namespace });
+      const original = role.rules ?? [];
+      await rbac.replaceNamespacedRole({
+        name,
+        namespace,
+        body: { ...role, rules: withoutPermission(original, permission) },
+      });
+      try {
+        await waitFor(
+          'RBAC to refuse it',
+          async () => !(await allowed(sa(), permission, namespace)),
+        );
+        await ablation.before?.();
+        const op = await startOperator(`without-${permission.replace(/[^a-z]+/g, '-')}`);
+        await ablation.check(op);
+        await stopOperator(op);
+      } finally {
+        const current = await rbac.readNamespacedRole({ name, namespace });
+        await rbac.replaceNamespacedRole({
+          name,
+          namespace,
+          body: { ...current, rules: original },
+        });
+        await waitFor('RBAC to allow it again', () => allowed(sa(), permission, namespace));
+      }
+    },
+  );
+});
+
+describe('helm uninstall', () => {
+  const serverNames = async () =>
+    (
+      (await custom.listNamespacedCustomObject({
+        group: API_GROUP,
+        version: VERSION,
+        namespace: appsNs,
+        plural: PLURAL,
+      })) as { items: MCPServer[] }
+    ).items
+      .map((s) => s.metadata.name!)
+      .sort();
+
+  it('helm uninstall removes every chart object; the CRD and the MCPServers stay', async () => {
+    const before = await serverNames();
+    expect(before.length).toBeGreaterThanOrEqual(examples.length);
+    await helm.ok(['uninstall', RELEASE, '-n', opsNs, '--wait', '--timeout', '120s']);
+    installed = false;
+    const objects = KubernetesObjectApi.makeApiClient(kc);
+    for (const obj of manifest.filter((o) => o.kind !== 'CustomResourceDefinition')) {
+      const header = {
+        apiVersion: obj.apiVersion!,
+        kind: obj.kind!,
+        metadata: { name: obj.metadata.name!, namespace: obj.metadata.namespace! },
+      };
+      expect(await exists(() => objects.read(header)), `${obj.kind}/${obj.metadata.name}`).toBe(
+        false,
+      );
+    }
+    await waitFor(
+      'the operator pods gone',
+      async () =>
+        (
+          await core.listNamespacedPod({
+            namespace: opsNs,
+            labelSelector: `app.kubernetes.io/instance=${RELEASE}`,
+          })
+        ).items.length === 0,
+    );
+    const crd = await kc
+      .makeApiClient(ApiextensionsV1Api)
+      .readCustomResourceDefinition({ name: CRD_NAME });
+    expect(crd.metadata?.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    expect(await serverNames()).toEqual(before);
+    // The MCP servers keep running: their objects belong to the MCPServers, not to the release.
+    expect(
+      await exists(() => apps.readNamespacedDeployment({ name: 'everything', namespace: appsNs })),
+    ).toBe(true);
+  });
+});
+
+describe('cluster-wide RBAC', () => {
+  it('binds the same rules in every namespace with a ClusterRole, removed on uninstall', async () => {
+    const ns = await createNamespace(kc, 'chart-cw');
+    const sa = { namespace: ns, name: 'cw-mcp-operator' };
+    try {
+      await helm.ok(['install', 'cw', CHART_DIR, '-n', ns, '--wait', '--timeout', '120s'], {
+        crds: { install: false },
+      });
+      for (const namespace of [appsNs, 'default', '']) {
+        expect(await allowed(sa, `${API_GROUP}/mcpservers:watch`, namespace)).toBe(true);
+        expect(await allowed(sa, 'apps/deployments:create', namespace)).toBe(true);
+      }
+      // Nothing beyond the rules: the operator never writes Secrets or Pods.
+      expect(await allowed(sa, '/secrets:update', 'default')).toBe(false);
+      expect(await allowed(sa, '/pods:delete', 'default')).toBe(false);
+      await helm.ok(['uninstall', 'cw', '-n', ns, '--wait']);
+      expect(await exists(() => rbac.readClusterRole({ name: 'cw-mcp-operator' }))).toBe(false);
+      expect(await allowed(sa, `${API_GROUP}/mcpservers:watch`, appsNs)).toBe(false);
+    } finally {
+      await helm.run(['uninstall', 'cw', '-n', ns]);
+      await deleteNamespace(kc, ns);
+    }
+  });
+});
