@@ -626,16 +626,18 @@ describe('a narrower Role breaks the behaviour the chart names beside the rule',
         namespace,
         body: { ...role, rules: withoutPermission(original, permission) },
       });
+      let op: OperatorProcess | undefined;
       try {
         await waitFor(
           'RBAC to refuse it',
           async () => !(await allowed(sa(), permission, namespace)),
         );
         await ablation.before?.();
-        const op = await startOperator(`without-${permission.replace(/[^a-z]+/g, '-')}`);
+        op = await startOperator(`without-${permission.replace(/[^a-z]+/g, '-')}`);
         await ablation.check(op);
-        await stopOperator(op);
       } finally {
+        // Stopped whatever happened: a leftover operator would hold the Lease for the next case.
+        if (op !== undefined) await stopOperator(op);
         const current = await rbac.readNamespacedRole({ name, namespace });
         await rbac.replaceNamespacedRole({
           name,
