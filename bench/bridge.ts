@@ -317,10 +317,10 @@ async function throughput(target: Target, sessions: number): Promise<Throughput>
 }
 
 /** Median time to open a session (initialize + initialized), with a pause so a pool refills. */
-async function setupTime(target: Target, count = 6): Promise<number> {
+async function setupTime(target: Target, count = 5): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     const started = performance.now();
     const session = await target.open();
     times.push(performance.now() - started);
@@ -409,7 +409,7 @@ async function main(): Promise<void> {
     );
   }
 
-  console.log('\nSession setup (median of 6, server-everything from npm):');
+  console.log('\nSession setup (median of 5, server-everything from npm):');
   const setups: [string, () => Promise<Target> | Target][] = [
     ['direct stdio (spawn)', () => direct(EVERYTHING)],
     ['bridge, no warm pool', () => bridge('PerSession', EVERYTHING)],

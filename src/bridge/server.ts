@@ -187,24 +187,30 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     ready = ok;
   });
 
+  /** Graceful: stop taking sessions, let requests in flight finish, then stop children. */
+  const shutdown = async (): Promise<void> => {
+    accepting = false;
+    stopProbing.abort();
+    const closed = new Promise((resolve) => server.close(resolve));
+    await bridge.drain(Date.now() + options.graceMs);
+    modern.close();
+    await bridge.close();
+    server.closeAllConnections();
+    await closed;
+    policy?.stop();
+    auth?.stop();
+    await probed;
+  };
+  let closing: Promise<void> | undefined;
+
   return {
     url,
     bridge,
     metrics,
     probed,
-    async close() {
-      // Graceful: stop taking sessions, let requests in flight finish, then stop children.
-      accepting = false;
-      stopProbing.abort();
-      const closed = new Promise((resolve) => server.close(resolve));
-      await bridge.drain(Date.now() + options.graceMs);
-      modern.close();
-      await bridge.close();
-      server.closeAllConnections();
-      await closed;
-      policy?.stop();
-      auth?.stop();
-      await probed;
+    close() {
+      closing ??= shutdown();
+      return closing;
     },
   };
 }

@@ -101,18 +101,19 @@ describe('PerSession bridge in front of server-everything', () => {
   });
 
   it('ends idle sessions after the idle timeout and stops their process', async () => {
-    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), idleTimeoutMs: 300 });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), idleTimeoutMs: 1_000 });
     const session = await rawSession(bridge.url);
-    expect(bridge.bridge.sessionCount).toBe(1);
+    const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    expect((await post(bridge.url, ping, { 'mcp-session-id': session })).status).toBe(200);
     await waitFor('the idle session to end', () =>
       bridge.bridge.sessionCount === 0 ? true : undefined,
     );
-    const after = await post(
-      bridge.url,
-      { jsonrpc: '2.0', id: 2, method: 'ping' },
-      { 'mcp-session-id': session },
+    expect((await post(bridge.url, ping, { 'mcp-session-id': session })).status).toBe(404);
+    await waitFor(
+      'its process to stop',
+      async () =>
+        /mcp_bridge_children 0/.test(await bridge.metrics.registry.metrics()) || undefined,
     );
-    expect(after.status).toBe(404);
   });
 
   it('hands a new session a pre-started process from the warm pool', async () => {
@@ -135,5 +136,18 @@ describe('PerSession bridge in front of server-everything', () => {
       'the pool to refill',
       async () => /mcp_bridge_children 3/.test(await warm.metrics.registry.metrics()) || undefined,
     );
+  });
+
+  it('shuts down gracefully: requests in flight finish, then the children stop', async () => {
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving() });
+    const client = await connect(bridge.url);
+    const slow = client.callTool({ name: 'progress', arguments: { steps: 30 } });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closing = bridge.close();
+    expect(textOf(await slow)).toBe('done in 30 steps');
+    await closing;
+    // No new sessions while and after closing.
+    await expect(connect(bridge.url)).rejects.toThrow();
+    expect(await bridge.metrics.registry.metrics()).toMatch(/mcp_bridge_children 0/);
   });
 });

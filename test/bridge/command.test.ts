@@ -1,0 +1,77 @@
+/** `mcp-operator bridge` flags: the table the controller renders with, and clear refusals. */
+
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseBridgeArgs } from '../../src/bridge/command.ts';
+import { bridgeArgs, BRIDGE_TOKEN_ENV } from '../../src/bridge/contract.ts';
+import { NODE } from './harness.ts';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+describe('bridge flags', () => {
+  it('reads back what bridgeArgs renders', () => {
+    const argv = bridgeArgs({
+      listen: '0.0.0.0:8080',
+      path: '/mcp',
+      sessionMode: 'Shared',
+      maxSessions: 10,
+      warmPool: 0,
+      idleTimeout: '15m',
+      requestTimeout: '90s',
+      authTokenFile: '/etc/token',
+      policyFile: '/etc/policy.json',
+      supervisorDir: '/var/run/mcp-bridge',
+      allowedOrigins: 'https://a.example, https://b.example/',
+    });
+    const options = parseBridgeArgs(argv, { [BRIDGE_TOKEN_ENV]: 'from-env' });
+    expect(options).toMatchObject({
+      host: '0.0.0.0',
+      port: 8080,
+      sessionMode: 'Shared',
+      maxSessions: 10,
+      idleTimeoutMs: 900_000,
+      requestTimeoutMs: 90_000,
+      authTokenFile: '/etc/token',
+      authToken: 'from-env',
+      policyFile: '/etc/policy.json',
+      supervisorDir: '/var/run/mcp-bridge',
+      allowedOrigins: ['https://a.example', 'https://b.example'],
+    });
+  });
+
+  it('takes the server command after --', () => {
+    const options = parseBridgeArgs(
+      ['--listen', '127.0.0.1:9000', '--', 'npx', '-y', 'server', '--flag'],
+      {},
+    );
+    expect(options.command).toEqual(['npx', '-y', 'server', '--flag']);
+  });
+
+  it('refuses bad flags with a message naming the flag', () => {
+    const refuse = (argv: string[]) => () => parseBridgeArgs(argv, {});
+    expect(refuse(['--', 'x', '--session-mode'])).not.toThrow();
+    expect(refuse(['--session-mode', 'Pooled', '--', 'x'])).toThrow(
+      /--session-mode: 'Pooled' is not PerSession or Shared/,
+    );
+    expect(refuse(['--idle-timeout', '10', '--', 'x'])).toThrow(
+      /--idle-timeout: '10' is not a duration/,
+    );
+    expect(refuse(['--warm-pool', '9', '--max-sessions', '4', '--', 'x'])).toThrow(
+      /--warm-pool: 9 exceeds --max-sessions 4/,
+    );
+    expect(refuse([])).toThrow(/give the server command after --/);
+    expect(refuse(['--supervisor-dir', '/d', '--', 'x'])).toThrow(/exclude each other/);
+  });
+
+  it('exits 2 with the usage on bad arguments', () => {
+    const result = spawnSync(NODE, [CLI, 'bridge', '--max-sessions', 'many', '--', 'x'], {
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(
+      "invalid value for --max-sessions: 'many' is not an integer >= 1",
+    );
+    expect(result.stderr).toContain('Usage: mcp-operator bridge');
+  });
+});
