@@ -106,7 +106,8 @@ async function startOperator(name: string, server = kc.getCurrentCluster()!.serv
 
 async function stopOperator(op: OperatorProcess) {
   await op.stop();
-  running.splice(running.indexOf(op), 1);
+  const index = running.indexOf(op);
+  if (index >= 0) running.splice(index, 1);
 }
 
 const getServer = async (name: string) =>
@@ -253,10 +254,12 @@ describe("the operator as the chart's ServiceAccount", () => {
     await shOk(['apply', '-n', appsNs, '-f', EXAMPLES_DIR]);
     const ca = Buffer.from(await caData(), 'base64');
     const proxy = await RecordingProxy.start(kc.getCurrentCluster()!.server, ca);
+    let op: OperatorProcess | undefined;
     try {
-      const op = await startOperator('recorded', proxy.url);
+      const recorded = await startOperator('recorded', proxy.url);
+      op = recorded;
       const until: typeof waitFor = (what, condition, options) =>
-        op.during(waitFor(what, condition, options));
+        recorded.during(waitFor(what, condition, options));
       await until(
         'every example reconciled',
         async () => {
@@ -406,6 +409,7 @@ describe("the operator as the chart's ServiceAccount", () => {
       await stopOperator(op);
       expect(op.exit?.code).toBe(0);
     } finally {
+      if (op !== undefined) await stopOperator(op);
       await proxy.close();
     }
 
