@@ -18,7 +18,13 @@ export const SUPERVISOR_FILE = 'supervisor.sh';
 /** Control FIFO the supervisor reads `start <id>` / `stop <id>` lines from. */
 export const CONTROL_FIFO = 'control';
 
-/** Per-child FIFOs: the bridge writes requests to `<id>.in` and reads answers from `<id>.out`. */
+/**
+ * Per-child FIFOs: the bridge writes requests to `<id>.in` and reads answers from `<id>.out`.
+ * The supervisor creates every FIFO with mode 0660 (owner and group only): when the server and
+ * the bridge run as different users, the pod's `securityContext.fsGroup` gives both the
+ * emptyDir's group (the kubelet makes the directory setgid, so the FIFOs inherit it). The
+ * server container's MCP_SUPERVISOR_FIFO_MODE overrides the mode.
+ */
 export const childInFifo = (id: string): string => `${id}.in`;
 export const childOutFifo = (id: string): string => `${id}.out`;
 
@@ -28,14 +34,6 @@ export const childOutFifo = (id: string): string => `${id}.out`;
  */
 export const BRIDGE_TOKEN_ENV = 'MCP_BRIDGE_AUTH_TOKEN';
 
-/**
- * The supervisor creates the FIFOs with this mode: owner and group only. When the server and
- * the bridge run as different users, the pod's `securityContext.fsGroup` gives both the
- * emptyDir's group (the kubelet makes the directory setgid, so the FIFOs inherit it).
- * Overridable with the server container's environment variable below.
- */
-export const FIFO_MODE = '0660';
-export const SUPERVISOR_FIFO_MODE_ENV = 'MCP_SUPERVISOR_FIFO_MODE';
 /** Seconds the supervisor waits between SIGTERM and SIGKILL when stopping a child. */
 export const SUPERVISOR_GRACE_ENV = 'MCP_SUPERVISOR_GRACE_SECONDS';
 

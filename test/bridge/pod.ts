@@ -16,7 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
-import { BUSYBOX_FILE, SUPERVISOR_FILE, supervisedCommand } from '../../src/bridge/contract.ts';
+import {
+  BUSYBOX_FILE,
+  SUPERVISOR_FILE,
+  SUPERVISOR_GRACE_ENV,
+  supervisedCommand,
+} from '../../src/bridge/contract.ts';
 import { installBridgeFiles } from '../../src/bridge/install.ts';
 import { waitFor } from './harness.ts';
 
@@ -82,7 +87,7 @@ export async function startSupervisor(
   const child = spawn(program!, args, {
     stdio: ['ignore', 'ignore', 'pipe'] as const,
     detached: true,
-    env: { ...process.env, MCP_SUPERVISOR_GRACE_SECONDS: '1', ...options.env },
+    env: { ...process.env, [SUPERVISOR_GRACE_ENV]: '1', ...options.env },
   });
   const log: string[] = [];
   child.stderr
