@@ -273,6 +273,14 @@ describe('invalid values are refused with a message that names the mistake', () 
     ],
   ];
 
+  it('a cluster older than the CRD needs', async () => {
+    const result = await helm.run(['template', 'ops', CHART_DIR, '--kube-version', '1.30.4']);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(
+      'chart requires kubeVersion: >=1.31.0-0 which is incompatible with Kubernetes v1.30.4',
+    );
+  });
+
   it.each(cases)('%s', async (_, values, message) => {
     const result = await helm.run(['template', 'ops', CHART_DIR], values);
     expect(result.code).not.toBe(0);
