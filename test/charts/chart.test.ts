@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { V1Deployment, V1PolicyRule, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRD_FILE } from '../../src/api/crd.ts';
@@ -136,6 +137,28 @@ describe('helm template, defaults', () => {
     expect(service.spec?.ports).toEqual([
       { name: 'metrics', port: 8080, targetPort: 'metrics', protocol: 'TCP' },
     ]);
+  });
+
+  it("grants what the chart README's RBAC table says, no more, no less", async () => {
+    const readme = (await readFile(join(CHART_DIR, 'README.md'), 'utf8'))
+      .split('## What the operator may do, and why')[1]!
+      .split('\n## ')[0]!;
+    const documented = new Map<string, string>();
+    for (const [, resources = '', verbs = ''] of readme.matchAll(
+      /^\| (`[^|]+?) +\| ([^|]+?) +\|/gm,
+    )) {
+      for (const [, resource] of resources.matchAll(/`([^`]+)`/g)) documented.set(resource!, verbs);
+    }
+    const granted = new Map<string, string[]>();
+    for (const rule of rulesOf(objects, 'ClusterRole', FULLNAME) ?? []) {
+      for (const resource of rule.resources ?? []) {
+        granted.set(resource, [...(granted.get(resource) ?? []), ...rule.verbs]);
+      }
+    }
+    documented.delete('leases');
+    expect(Object.fromEntries(documented)).toEqual(
+      Object.fromEntries([...granted].map(([resource, verbs]) => [resource, verbs.join(', ')])),
+    );
   });
 
   it('installs the committed CRD, marked to be kept on uninstall', async () => {
