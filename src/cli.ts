@@ -30,6 +30,14 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'run the controller against the current kube context or a local control plane',
     load: async () => (await import('./controller/dev.ts')).devCommand,
   },
+  approve: {
+    summary: "print a server's current tools as its approved baseline, or --apply it",
+    load: async () => (await import('./discovery/commands.ts')).approveCommand,
+  },
+  diff: {
+    summary: "show how a server's tools differ from its approved baseline",
+    load: async () => (await import('./discovery/commands.ts')).diffCommand,
+  },
 };
 
 function usage(): string {

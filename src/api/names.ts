@@ -25,3 +25,10 @@ export const APP_NAME = 'mcp-server';
 
 /** Labels the operator owns on everything it renders; users may not override them. */
 export const RESERVED_LABELS = [LABEL_NAME, LABEL_INSTANCE, LABEL_MANAGED_BY] as const;
+
+/**
+ * Setting or changing this annotation on an MCPServer runs discovery at once, without a spec
+ * change (after redeploying a url server, say): `kubectl annotate mcps NAME
+ * mcp-operator.dev/discover="$(date +%s)" --overwrite`.
+ */
+export const DISCOVER_ANNOTATION = 'mcp-operator.dev/discover';

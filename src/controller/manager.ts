@@ -94,6 +94,8 @@ export class Manager {
       configMap: (namespace, name) => rendered.ConfigMap.store.get(objectKey(namespace, name)),
       configMapVersion: (namespace, name) =>
         references.ConfigMap.store.get(objectKey(namespace, name))?.metadata.resourceVersion,
+      secretVersion: (namespace, name) =>
+        references.Secret.store.get(objectKey(namespace, name))?.metadata.resourceVersion,
       // Only the leader discovers; a run that ends after leadership was lost changes nothing.
       enqueue: (key) => {
         if (this.#leading) this.#queue.add(key);

@@ -8,12 +8,14 @@
  * line with the server:
  * - a `url` server is discovered as long as discovery is enabled;
  * - a deployed server while it is Ready, at once when it becomes Ready;
- * - every server at once when its spec changes (a new generation);
+ * - every server at once when its spec changes (a new generation), when the Secret with its
+ *   token changes, or when a user sets or changes the annotation `mcp-operator.dev/discover`;
  * - a deleted server is removed, its run cancelled.
  */
 
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { DISCOVER_ANNOTATION } from '../api/names.ts';
 import type { KubeClient } from '../controller/kube/client.ts';
 import { keyOf } from '../controller/kube/resources.ts';
 import type { StoredMCPServer } from '../controller/render/metadata.ts';
@@ -39,6 +41,8 @@ export interface DiscoveryServiceOptions {
   configMap: (namespace: string, name: string) => ConfigMapObject | undefined;
   /** The resourceVersion of any ConfigMap, from the metadata-only cache. */
   configMapVersion: (namespace: string, name: string) => string | undefined;
+  /** The resourceVersion of any Secret, from the metadata-only cache (no value is cached). */
+  secretVersion: (namespace: string, name: string) => string | undefined;
   enqueue: (key: string) => void;
   log: Logger;
   registry?: Registry;
@@ -51,7 +55,8 @@ export interface DiscoveryServiceOptions {
 }
 
 interface Watched {
-  generation: number;
+  /** What a run depends on beyond the schedule: spec, a user's request, the token's Secret. */
+  inputs: string;
   eligible: boolean;
 }
 
@@ -60,8 +65,10 @@ export class DiscoveryService {
   readonly #baselines: BaselineResolver;
   readonly #scheduler: DiscoveryScheduler;
   readonly #watched = new Map<string, Watched>();
+  readonly #secretVersion: DiscoveryServiceOptions['secretVersion'];
 
   constructor(o: DiscoveryServiceOptions) {
+    this.#secretVersion = o.secretVersion;
     this.#results = new ResultStore(o.registry);
     this.#baselines = new BaselineResolver(o.client, o.configMapVersion);
     const runner = new DiscoveryRunner({
@@ -107,22 +114,33 @@ export class DiscoveryService {
   observe(server: StoredMCPServer, ready: boolean): void {
     const key = keyOf(server);
     const enabled = discoveryEnabled(server.spec);
-    const generation = server.metadata.generation ?? 0;
     const eligible = enabled && (server.spec.image === undefined || ready);
+    const inputs = this.#inputs(server);
     const before = this.#watched.get(key);
-    this.#watched.set(key, { generation, eligible });
+    this.#watched.set(key, { inputs, eligible });
     if (!eligible) {
       this.#scheduler.remove(key);
       // Not Ready: status keeps the last result. Disabled: there is nothing to keep.
       if (!enabled) this.#results.forget(key);
       return;
     }
-    // A new entry runs at once; a known one when its spec changed.
+    // A new entry runs at once; a known one when what it depends on changed.
     this.#scheduler.upsert(key, {
       intervalMs: intervalMs(server.spec),
       timeoutMs: timeoutMs(server.spec),
     });
-    if (before?.eligible === true && before.generation !== generation) this.#scheduler.trigger(key);
+    if (before?.eligible === true && before.inputs !== inputs) this.#scheduler.trigger(key);
+  }
+
+  /** The spec's generation, the DISCOVER_ANNOTATION and the version of the token's Secret. */
+  #inputs(server: StoredMCPServer): string {
+    const { namespace, generation, annotations } = server.metadata;
+    const secret = server.spec.auth?.secretRef.name;
+    return JSON.stringify([
+      generation,
+      annotations?.[DISCOVER_ANNOTATION],
+      secret === undefined ? undefined : this.#secretVersion(namespace, secret),
+    ]);
   }
 
   /** The server is gone: cancel its run and drop what was kept for it. */

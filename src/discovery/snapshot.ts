@@ -16,7 +16,15 @@ import {
   snapshotDigest,
   toolDigest,
 } from './digest.ts';
-import type { Implementation, Tool } from './schemas.ts';
+import { Type } from '@sinclair/typebox';
+import { operatorError } from '../errors.ts';
+import {
+  type Implementation,
+  type Tool,
+  ImplementationSchema,
+  ToolSchema,
+  checker,
+} from './schemas.ts';
 
 /** One tool of a snapshot: its definition as listed and its digests in full. */
 export interface SnapshotTool {
@@ -134,4 +142,45 @@ export function snapshotConfigMap(
     .sort((a, b) => b.bytes - a.bytes)
     .slice(0, 5);
   return { fits: false, bytes, limit, largest };
+}
+
+const STORED_SNAPSHOT = checker(
+  Type.Object({
+    snapshotDigest: Type.String(),
+    protocolVersion: Type.String(),
+    serverInfo: Type.Optional(ImplementationSchema),
+    instructions: Type.Optional(Type.String()),
+    tools: Type.Array(Type.Object({ definition: ToolSchema })),
+  }),
+);
+
+/**
+ * The snapshot a ConfigMap holds (what `snapshotConfigMap` wrote), with every digest computed
+ * again from the definitions: an edited definition no longer matches the snapshot digest, so
+ * `approve` never approves what discovery did not see. Capabilities are not stored; they are in
+ * status.discovery.
+ */
+export function readSnapshot(text: string, source: string): Snapshot {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw operatorError('MCPOP_SNAPSHOT_INVALID', source, `not JSON: ${(error as Error).message}`);
+  }
+  if (!STORED_SNAPSHOT.check(value)) {
+    const { path, message } = STORED_SNAPSHOT.firstError(value);
+    throw operatorError('MCPOP_SNAPSHOT_INVALID', source, `${path || '/'}: ${message}`);
+  }
+  const snapshot = takeSnapshot({
+    protocolVersion: value.protocolVersion,
+    serverInfo: value.serverInfo,
+    capabilities: {},
+    instructions: value.instructions,
+    tools: value.tools.map((tool) => tool.definition),
+  });
+  if (snapshot.digest !== value.snapshotDigest) {
+    const problem = `its tools digest to ${snapshot.digest}, not to the ${value.snapshotDigest} it records`;
+    throw operatorError('MCPOP_SNAPSHOT_INVALID', source, problem);
+  }
+  return snapshot;
 }

@@ -22,14 +22,18 @@ import {
 } from '../../src/api/v1alpha1/mcpserver.ts';
 import { parseControllerConfig } from '../../src/controller/config.ts';
 import { loadClientConfig } from '../../src/controller/kube/config.ts';
-import { Manager } from '../../src/controller/manager.ts';
+import { Manager, type ManagerOptions } from '../../src/controller/manager.ts';
 import { waitFor, type WaitOptions } from '../cluster/testing.ts';
 
 /** Set MCP_OPERATOR_TEST_LOG=debug to see the operator's log. */
 export const testLog = () => pino({ level: process.env.MCP_OPERATOR_TEST_LOG ?? 'silent' });
 
 /** An operator watching only `namespace`, with its HTTP server on a free port. */
-export async function startOperator(namespace: string, flags: string[] = []) {
+export async function startOperator(
+  namespace: string,
+  flags: string[] = [],
+  options: Pick<ManagerOptions, 'discoveryEndpoint'> = {},
+) {
   const config = parseControllerConfig(
     [
       `--namespaces=${namespace}`,
@@ -41,7 +45,7 @@ export async function startOperator(namespace: string, flags: string[] = []) {
     {},
   );
   const clientConfig = await loadClientConfig({ kubeconfig: inject('kubeconfig'), env: {} });
-  return Manager.start({ config, clientConfig, log: testLog() });
+  return Manager.start({ config, clientConfig, log: testLog(), ...options });
 }
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -7,7 +6,9 @@ import { discover, type DiscoveryOptions } from '../../src/discovery/client.ts';
 import { OperatorError, type ErrorCode } from '../../src/errors.ts';
 import {
   type Running,
-  type ToolFixture,
+  fixtureTool,
+  flood,
+  hostile,
   startEverything,
   startHttp,
   startModern,
@@ -48,12 +49,7 @@ async function expectFailure(
   return ms;
 }
 
-const tool = (name: string, extra: Partial<ToolFixture> = {}): ToolFixture => ({
-  name,
-  description: `The ${name} tool`,
-  inputSchema: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] },
-  ...extra,
-});
+const tool = fixtureTool;
 
 describe('against the reference server (server-everything, 2025-11-25 with sessions)', () => {
   let everything: Running & { log(): string };
@@ -166,7 +162,7 @@ describe('pagination and answer formats (scripted legacy server)', () => {
   });
 
   it('stops a cursor loop', async () => {
-    const server = await track(startScripted({ page: () => ({ tools: [], nextCursor: 'again' }) }));
+    const server = await track(hostile.cursorLoop());
     await expectFailure(
       { url: server.url },
       'MCPOP_DISCOVERY_ENDLESS_PAGES',
@@ -188,23 +184,13 @@ describe('pagination and answer formats (scripted legacy server)', () => {
   });
 
   it('stops at 10,000 tools without reading further pages', async () => {
-    let pages = 0;
-    const server = await track(
-      startScripted({
-        page(cursor) {
-          pages++;
-          const start = Number(cursor ?? 0);
-          const tools = Array.from({ length: 500 }, (_, i) => tool(`t${start + i}`));
-          return { tools, nextCursor: start + 500 < 10_000 ? String(start + 500) : undefined };
-        },
-      }),
-    );
+    const server = await track(hostile.tenThousandTools());
     await expectFailure(
       { url: server.url },
       'MCPOP_DISCOVERY_TOO_MANY_TOOLS',
       /more than 1000 tools/,
     );
-    expect(pages).toBe(3);
+    expect(server.pages()).toBe(3);
   });
 
   it('names the tool and field of an invalid definition', async () => {
@@ -256,11 +242,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
   const budget = { timeoutMs: 1000 };
 
   it('500 on every request', async () => {
-    const server = await track(
-      startHttp((_req, res) => {
-        res.writeHead(500, { 'content-type': 'text/plain' }).end('database on fire');
-      }),
-    );
+    const server = await track(hostile.failing());
     await expectFailure(
       { url: server.url },
       'MCPOP_DISCOVERY_HTTP_STATUS',
@@ -269,11 +251,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
   });
 
   it('invalid JSON', async () => {
-    const server = await track(
-      startHttp((_req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0",');
-      }),
-    );
+    const server = await track(hostile.invalidJson());
     await expectFailure({ url: server.url }, 'MCPOP_DISCOVERY_BAD_RESPONSE', /invalid JSON/);
   });
 
@@ -317,7 +295,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
   });
 
   it('a server that accepts the request and never answers', async () => {
-    const server = await track(startHttp(() => undefined));
+    const server = await track(hostile.hanging());
     const ms = await expectFailure(
       { url: server.url, ...budget },
       'MCPOP_DISCOVERY_TIMEOUT',
@@ -327,13 +305,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
   });
 
   it('a never-ending SSE stream of keep-alives', async () => {
-    const server = await track(
-      startHttp((_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const timer = setInterval(() => res.write(': keep-alive\n\n'), 5);
-        res.on('close', () => clearInterval(timer));
-      }),
-    );
+    const server = await track(hostile.endlessKeepAlives());
     const ms = await expectFailure(
       { url: server.url, ...budget },
       'MCPOP_DISCOVERY_TIMEOUT',
@@ -356,31 +328,14 @@ describe('hostile and broken servers end as a clear error within the budget', ()
 
   it('a 50 MB tool list is cut off at the byte budget, not buffered', async () => {
     const total = 50 * 1024 * 1024;
-    const big = JSON.stringify(tool('big', { description: 'y'.repeat(64 * 1024) }));
-    let sent = 0;
-    const server = await track(
-      startScripted({
-        page: () => ({ tools: [] }),
-        override(message, res) {
-          if (message.method !== 'tools/list') return false;
-          const head = `{"jsonrpc":"2.0","id":${message.id},"result":{"tools":[${big}`;
-          flood(res, 'application/json', () => {
-            if (sent >= total) return null;
-            const chunk = sent === 0 ? head : `,${big}`;
-            sent += chunk.length;
-            return chunk;
-          });
-          return true;
-        },
-      }),
-    );
+    const server = await track(hostile.hugeList(total));
     const ms = await expectFailure(
       { url: server.url },
       'MCPOP_DISCOVERY_TOO_LARGE',
       /sent more than 8388608 bytes/,
     );
     expect(ms).toBeLessThan(5000);
-    expect(sent).toBeLessThan(total / 2);
+    expect(server.sent()).toBeLessThan(total / 2);
   });
 
   it('a connection dropped in the middle of an answer', async () => {
@@ -522,15 +477,3 @@ describe('choosing between 2026-07-28 and the handshake', () => {
 });
 
 /** Write chunks from `next` as fast as the client reads them, until it returns null or the client leaves. */
-function flood(res: ServerResponse, contentType: string, next: () => string | null): void {
-  res.writeHead(200, { 'content-type': contentType });
-  const pump = () => {
-    for (;;) {
-      const chunk = next();
-      if (chunk === null) return void res.end();
-      if (!res.write(chunk)) return void res.once('drain', pump);
-    }
-  };
-  res.on('close', () => res.removeAllListeners('drain'));
-  pump();
-}

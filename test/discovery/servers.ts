@@ -202,3 +202,86 @@ export async function bodyOf(req: IncomingMessage): Promise<string> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** A small valid tool, for fixtures. */
+export const fixtureTool = (name: string, extra: Partial<ToolFixture> = {}): ToolFixture => ({
+  name,
+  description: `The ${name} tool`,
+  inputSchema: { type: 'object', properties: { x: { type: 'string' } }, required: ['x'] },
+  ...extra,
+});
+
+/** Writes the chunks `next` returns (until null) as fast as the client reads them. */
+export function flood(res: ServerResponse, contentType: string, next: () => string | null): void {
+  res.writeHead(200, { 'content-type': contentType });
+  const pump = () => {
+    for (;;) {
+      const chunk = next();
+      if (chunk === null) return void res.end();
+      if (!res.write(chunk)) return void res.once('drain', pump);
+    }
+  };
+  res.on('close', () => res.removeAllListeners('drain'));
+  pump();
+}
+
+/**
+ * Broken and hostile servers, shared by the discovery client's tests and the operator's: each
+ * must end as a clear error, never a crash or a hang.
+ */
+export const hostile = {
+  /** 500 with a text body on every request. */
+  failing: () =>
+    startHttp((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('database on fire');
+    }),
+  /** JSON that stops in the middle. */
+  invalidJson: () =>
+    startHttp((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0",');
+    }),
+  /** Accepts every request and never answers. */
+  hanging: () => startHttp(() => undefined),
+  /** An SSE stream of keep-alive comments that never ends. */
+  endlessKeepAlives: () =>
+    startHttp((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const timer = setInterval(() => res.write(': keep-alive\n\n'), 5);
+      res.on('close', () => clearInterval(timer));
+    }),
+  /** nextCursor that comes back. */
+  cursorLoop: () => startScripted({ page: () => ({ tools: [], nextCursor: 'again' }) }),
+  /** 10,000 tools in pages of 500; `pages()` counts the pages served. */
+  async tenThousandTools(): Promise<Running & { pages(): number }> {
+    let pages = 0;
+    const running = await startScripted({
+      page(cursor) {
+        pages++;
+        const start = Number(cursor ?? 0);
+        const tools = Array.from({ length: 500 }, (_, i) => fixtureTool(`t${start + i}`));
+        return { tools, nextCursor: start + 500 < 10_000 ? String(start + 500) : undefined };
+      },
+    });
+    return { ...running, pages: () => pages };
+  },
+  /** A tools/list answer of `total` bytes (64 KiB tools); `sent()` counts what was written. */
+  async hugeList(total = 50 * 1024 * 1024): Promise<Running & { sent(): number }> {
+    const big = JSON.stringify(fixtureTool('big', { description: 'y'.repeat(64 * 1024) }));
+    let sent = 0;
+    const running = await startScripted({
+      page: () => ({ tools: [] }),
+      override(message, res) {
+        if (message.method !== 'tools/list') return false;
+        const head = `{"jsonrpc":"2.0","id":${message.id},"result":{"tools":[${big}`;
+        flood(res, 'application/json', () => {
+          if (sent >= total) return null;
+          const chunk = sent === 0 ? head : `,${big}`;
+          sent += chunk.length;
+          return chunk;
+        });
+        return true;
+      },
+    });
+    return { ...running, sent: () => sent };
+  },
+};

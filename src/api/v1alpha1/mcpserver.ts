@@ -69,7 +69,7 @@ const Discovery = Type.Object(
         max: '24h',
         default: DEFAULTS.discovery.interval,
         description:
-          'Time between discovery runs (jittered), as a Go duration such as 5m or 1h30m. Discovery also runs when the server becomes Ready or its spec changes.',
+          'Time between discovery runs (jittered), as a Go duration such as 5m or 1h30m. Discovery also runs when the server becomes Ready, when its spec changes, and when the annotation mcp-operator.dev/discover is set or changed.',
       }),
     ),
     timeout: Type.Optional(

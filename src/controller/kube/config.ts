@@ -33,6 +33,8 @@ export interface ClientConfig {
   authHeaders(): Promise<Record<string, string>>;
   /** Where it came from, for logs. */
   source: string;
+  /** The current context's namespace (in-cluster: the pod's), what kubectl uses without -n. */
+  namespace?: string;
 }
 
 /** The in-cluster ServiceAccount, mounted by the kubelet. */
@@ -164,7 +166,14 @@ async function fromKubeconfig(paths: readonly string[]): Promise<ClientConfig> {
       `${source}: basic authentication (removed in Kubernetes 1.19) is not supported`,
     );
   }
-  return { server: server.replace(/\/$/, ''), tls, authHeaders, source };
+  const namespace = str(context['namespace']);
+  return {
+    server: server.replace(/\/$/, ''),
+    tls,
+    authHeaders,
+    source,
+    ...(namespace === undefined ? {} : { namespace }),
+  };
 }
 
 async function inCluster(env: NodeJS.ProcessEnv, dir: string): Promise<ClientConfig | undefined> {
@@ -176,6 +185,7 @@ async function inCluster(env: NodeJS.ProcessEnv, dir: string): Promise<ClientCon
     tls: { ca: await readFile(join(dir, 'ca.crt')) },
     authHeaders: tokenFile(join(dir, 'token')),
     source: 'in-cluster ServiceAccount',
+    namespace: (await readFile(join(dir, 'namespace'), 'utf8').catch(() => '')).trim() || undefined,
   };
 }
 

@@ -1,0 +1,245 @@
+/**
+ * The approval workflow on the command line, against the current kube context (or
+ * --kubeconfig), like kubectl:
+ *
+ *   mcp-operator approve <name> [-n ns] [--digests] [--apply]
+ *       prints the current snapshot as the `spec.tools.approved` block (YAML, for GitOps), or
+ *       with --apply patches it into the MCPServer. Definitions by default: they can be
+ *       reviewed in a pull request and let drift say how severe a change is; --digests writes
+ *       digests with field digests, compact, with which drift still names the changed fields.
+ *   mcp-operator diff <name> [-n ns]
+ *       shows how the server's tools differ from the approved baseline; exit code 0 for none,
+ *       1 for drift (as diff(1)), 2 for trouble.
+ *
+ * Both read the snapshot from its ConfigMap and check it against status.discovery: what is
+ * approved is exactly what discovery last saw.
+ */
+
+import { parseArgs } from 'node:util';
+import { KIND } from '../api/names.ts';
+import type { Command } from '../cli.ts';
+import { connect, isConflict, type KubeClient } from '../controller/kube/client.ts';
+import { loadClientConfig } from '../controller/kube/config.ts';
+import { CONFIG_MAP, MCP_SERVER, objectPath } from '../controller/kube/resources.ts';
+import type { StoredMCPServer } from '../controller/render/metadata.ts';
+import { operatorError } from '../errors.ts';
+import { type ApproveForm, approvedMergePatch, approvedYaml } from './approve.ts';
+import { readBaseline } from './baseline.ts';
+import { computeDrift, isDrifted } from './drift.ts';
+import { formatDrift } from './format.ts';
+import { type Snapshot, SNAPSHOT_KEY, readSnapshot } from './snapshot.ts';
+
+/** The field manager of approvals: a person's change to the spec, not the controller's. */
+const APPROVE_FIELD_MANAGER = 'mcp-operator-approve';
+
+const COMMON_OPTIONS = {
+  namespace: { type: 'string', short: 'n' },
+  kubeconfig: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const USAGE = {
+  approve: `Usage: mcp-operator approve <name> [-n namespace] [--digests] [--apply] [--kubeconfig file]
+
+Prints the MCPServer's current snapshot as its spec.tools.approved block (YAML), with full
+definitions, or with --digests as digests and field digests. --apply patches it in instead.
+`,
+  diff: `Usage: mcp-operator diff <name> [-n namespace] [--kubeconfig file]
+
+Shows how the MCPServer's tools differ from spec.tools.approved. Exit code 0: no drift,
+1: drift, 2: an error.
+`,
+};
+
+interface Target {
+  client: KubeClient;
+  server: StoredMCPServer;
+  snapshot: Snapshot;
+}
+
+/** Parses with `parse`, or prints the problem and the usage and returns exit code 2. */
+function parsed<T>(command: keyof typeof USAGE, parse: () => T): T | number {
+  try {
+    return parse();
+  } catch (error) {
+    process.stderr.write(
+      `mcp-operator ${command}: ${(error as Error).message}\n\n${USAGE[command]}`,
+    );
+    return 2;
+  }
+}
+
+interface CommonValues {
+  namespace?: string | undefined;
+  kubeconfig?: string | undefined;
+  help?: boolean | undefined;
+}
+
+/** Connects and reads the server and its snapshot; or an exit code for help and usage. */
+async function open(
+  command: keyof typeof USAGE,
+  values: CommonValues,
+  positionals: string[],
+): Promise<Target | number> {
+  if (values.help === true) {
+    process.stdout.write(USAGE[command]);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    process.stderr.write(`mcp-operator ${command}: give one MCPServer name\n\n${USAGE[command]}`);
+    return 2;
+  }
+  const config = await loadClientConfig({ kubeconfig: values.kubeconfig, env: process.env });
+  const client = connect(config);
+  const namespace = values.namespace ?? config.namespace ?? 'default';
+  try {
+    const server = await client.request<StoredMCPServer>({
+      method: 'GET',
+      path: objectPath(MCP_SERVER, namespace, positionals[0]!),
+    });
+    return { client, server, snapshot: await currentSnapshot(client, server) };
+  } catch (error) {
+    client.close();
+    throw error;
+  }
+}
+
+/** The snapshot status.discovery points to, refused unless it is the one status describes. */
+async function currentSnapshot(client: KubeClient, server: StoredMCPServer): Promise<Snapshot> {
+  const { namespace, name } = server.metadata;
+  const discovery = server.status?.discovery;
+  const who = `${KIND} ${namespace}/${name}`;
+  if (discovery?.snapshotDigest === undefined) {
+    throw operatorError('MCPOP_NOT_DISCOVERED', who, 'no discovery has succeeded yet');
+  }
+  if (discovery.snapshotConfigMap === undefined) {
+    throw operatorError(
+      'MCPOP_NOT_DISCOVERED',
+      who,
+      'its last snapshot did not fit in a ConfigMap',
+    );
+  }
+  const configMap = await client.request<{ data?: Record<string, string> }>({
+    method: 'GET',
+    path: objectPath(CONFIG_MAP, namespace, discovery.snapshotConfigMap),
+  });
+  const source = `ConfigMap ${namespace}/${discovery.snapshotConfigMap}`;
+  const snapshot = readSnapshot(configMap.data?.[SNAPSHOT_KEY] ?? '', source);
+  if (snapshot.digest !== discovery.snapshotDigest) {
+    const problem = `it holds snapshot ${snapshot.digest} but status.discovery describes ${discovery.snapshotDigest}; discovery may be storing a newer one: run the command again`;
+    throw operatorError('MCPOP_SNAPSHOT_INVALID', source, problem);
+  }
+  return snapshot;
+}
+
+/**
+ * Runs a command body; an error (an API error, no cluster, an invalid snapshot) is a one-line
+ * message and exit code 2, as kubectl reports them: a stack trace would not help the user.
+ */
+function command(name: keyof typeof USAGE, body: (argv: string[]) => Promise<number>): Command {
+  return async (argv) => {
+    try {
+      return await body(argv);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      process.stderr.write(`mcp-operator ${name}: ${message}\n`);
+      return 2;
+    }
+  };
+}
+
+export const approveCommand = command('approve', async (argv) => {
+  const args = parsed('approve', () =>
+    parseArgs({
+      args: argv,
+      options: { ...COMMON_OPTIONS, digests: { type: 'boolean' }, apply: { type: 'boolean' } },
+      allowPositionals: true,
+    }),
+  );
+  if (typeof args === 'number') return args;
+  const { values } = args;
+  const target = await open('approve', values, args.positionals);
+  if (typeof target === 'number') return target;
+  const { client, server, snapshot } = target;
+  const form: ApproveForm = values.digests === true ? 'digests' : 'definitions';
+  try {
+    if (values.apply === true) {
+      await applyApproval(target, form);
+      const { namespace, name } = server.metadata;
+      process.stdout.write(
+        `Approved the ${snapshot.tools.length} tools of ${namespace}/${name} (snapshot ${snapshot.digest}).\n`,
+      );
+    } else {
+      process.stdout.write(approvedYaml(snapshot.tools, form, heading(server, snapshot)));
+    }
+    return 0;
+  } finally {
+    client.close();
+  }
+});
+
+/**
+ * A merge patch of spec.tools.approved, on the condition that the MCPServer is still the one
+ * read (resourceVersion): the approval is of the snapshot that was checked, nothing newer.
+ */
+async function applyApproval({ client, server, snapshot }: Target, form: ApproveForm) {
+  const { namespace, name, resourceVersion } = server.metadata;
+  const patch = { ...approvedMergePatch(snapshot.tools, form), metadata: { resourceVersion } };
+  try {
+    await client.request({
+      method: 'PATCH',
+      patchType: 'merge',
+      path: objectPath(MCP_SERVER, namespace, name),
+      query: { fieldManager: APPROVE_FIELD_MANAGER },
+      body: patch,
+    });
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+    throw operatorError(
+      'MCPOP_SNAPSHOT_INVALID',
+      `${KIND} ${namespace}/${name}`,
+      'it changed while approving (a new discovery, or an edit); run the command again',
+    );
+  }
+}
+
+function heading(server: StoredMCPServer, snapshot: Snapshot): string {
+  const { namespace, name } = server.metadata;
+  const info = snapshot.serverInfo;
+  const found = server.status?.discovery?.lastSuccessTime;
+  return [
+    `mcp-operator approve ${name} -n ${namespace}: ${snapshot.tools.length} tools`,
+    `snapshot ${snapshot.digest}${found === undefined ? '' : `, discovered by ${found}`}`,
+    ...(info === undefined ? [] : [`server ${info.name} ${info.version}`]),
+  ].join('\n');
+}
+
+export const diffCommand = command('diff', async (argv) => {
+  const args = parsed('diff', () =>
+    parseArgs({ args: argv, options: COMMON_OPTIONS, allowPositionals: true }),
+  );
+  if (typeof args === 'number') return args;
+  const target = await open('diff', args.values, args.positionals);
+  if (typeof target === 'number') return target;
+  const { client, server, snapshot } = target;
+  try {
+    const baseline = await readBaseline(client, server);
+    if (baseline.kind === 'invalid') {
+      process.stderr.write(`mcp-operator diff: ${baseline.message}\n`);
+      return 2;
+    }
+    const { namespace, name } = server.metadata;
+    const approved = baseline.kind === 'tools' ? baseline.tools : [];
+    const drift = computeDrift(snapshot.tools, approved, server.spec.tools?.allow ?? []);
+    const note =
+      baseline.kind === 'none'
+        ? `${namespace}/${name} has no spec.tools.approved: every listed tool is new.\n`
+        : '';
+    process.stdout.write(
+      `${namespace}/${name}: ${snapshot.tools.length} tools listed (snapshot ${snapshot.digest}).\n${note}${formatDrift(drift)}`,
+    );
+    return isDrifted(drift) ? 1 : 0;
+  } finally {
+    client.close();
+  }
+});
