@@ -3,6 +3,7 @@
 #   mcp-operator controller | mcp-operator bridge … | mcp-operator bridge-install --to <dir>
 # It also ships the static busybox and the supervisor script that the bridge's init container
 # copies into a stdio server's pod (docs/adr/0002-stdio-bridge-sidecar.md).
+# No container engine builds it in CI: test/packaging/dockerfile.test.ts replays it instead.
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -27,6 +28,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# `mcp-operator dev` installs the CRD from here.
 COPY crds ./crds
 COPY --from=busybox /bin/busybox /usr/lib/mcp-operator/busybox
 COPY src/bridge/supervisor.sh /usr/lib/mcp-operator/supervisor.sh
