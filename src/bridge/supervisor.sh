@@ -119,7 +119,9 @@ stop() {
 }
 
 shutdown() {
+  # No more traps: SIGCHLD would end the `wait` below at the first monitor to finish.
   trap '' TERM INT
+  trap - CHLD
   for file in "$dir"/*.pid; do
     [ -r "$file" ] && read -r monitor <"$file" && kill -TERM "$monitor" 2>/dev/null
   done

@@ -8,16 +8,13 @@
 
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionMode } from '../../src/bridge/contract.ts';
 import { everythingServer } from './go-server.ts';
-import { NODE, startTestBridge, waitFor } from './harness.ts';
+import { NODE, startTestBridge, waitFor, tempDir } from './harness.ts';
 
 const CONFORMANCE = fileURLToPath(
   new URL('../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url),
@@ -33,7 +30,7 @@ interface ScenarioResult {
 
 /** Runs every conformance scenario against `url`; returns the summary per scenario. */
 async function conformance(url: string): Promise<Map<string, ScenarioResult>> {
-  const cwd = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
+  const cwd = await tempDir('conformance');
   const { stdout } = await promisify(execFile)(
     NODE,
     [CONFORMANCE, 'server', '--url', url, '--suite', 'all'],

@@ -6,6 +6,9 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino, type Logger } from 'pino';
 import { afterEach } from 'vitest';
@@ -32,9 +35,18 @@ export const SERVERS = {
 export const testLogger: Logger = pino({ level: process.env.BRIDGE_TEST_LOGS ?? 'silent' });
 
 const running: RunningBridge[] = [];
+const directories: string[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((bridge) => bridge.close()));
+  await Promise.all(directories.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
+
+/** A temporary directory, removed after the test. */
+export async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `mcp-${prefix}-`));
+  directories.push(dir);
+  return dir;
+}
 
 export async function startTestBridge(
   options: Partial<BridgeOptions> & { command?: string[] },

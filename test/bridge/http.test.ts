@@ -3,8 +3,7 @@
  * codes, headers and stream shapes that the SDK client never exercises on purpose.
  */
 
-import { writeFile, mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -17,6 +16,7 @@ import {
   sseEvents,
   startTestBridge,
   waitFor,
+  tempDir,
 } from './harness.ts';
 
 const fixtureBridge = (options: Parameters<typeof startTestBridge>[0] = {}) =>
@@ -100,7 +100,7 @@ describe('guards', () => {
   });
 
   it('follows a rotated token file, and refuses everything when it cannot read one', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'mcp-token-'));
+    const dir = await tempDir('token');
     const file = join(dir, 'token');
     await writeFile(file, 'first-token\n');
     const bridge = await fixtureBridge({ authTokenFile: file });

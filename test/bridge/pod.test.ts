@@ -7,8 +7,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,7 +27,7 @@ import {
   SERVER_CONTAINER,
 } from '../../src/controller/render/containers.ts';
 import { render } from '../../src/controller/render/render.ts';
-import { connect, NODE, SERVERS, textOf, waitFor } from './harness.ts';
+import { connect, NODE, SERVERS, textOf, waitFor, tempDir } from './harness.ts';
 import { assetDir, emptyDir, startSupervisor } from './pod.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -64,8 +63,7 @@ const freePort = (): number => 20_000 + Math.floor(Math.random() * 20_000);
 
 describe('the stdio pod wiring', () => {
   it('bridge-install copies busybox and the supervisor into the volume', async () => {
-    const volume = await mkdtemp(join(tmpdir(), 'mcp-volume-'));
-    stops.push(() => rm(volume, { recursive: true, force: true }));
+    const volume = await tempDir('volume');
     const [, ...args] = installArgs(volume);
     const result = spawnSync(NODE, [CLI, 'bridge-install', ...args, '--from', await assetDir()], {
       encoding: 'utf8',
@@ -77,12 +75,8 @@ describe('the stdio pod wiring', () => {
   });
 
   it('bridge-install fails clearly when the image has no busybox', async () => {
-    const volume = await mkdtemp(join(tmpdir(), 'mcp-volume-'));
-    const empty = await mkdtemp(join(tmpdir(), 'mcp-assets-'));
-    stops.push(
-      () => rm(volume, { recursive: true, force: true }),
-      () => rm(empty, { recursive: true, force: true }),
-    );
+    const volume = await tempDir('volume');
+    const empty = await tempDir('assets');
     const result = spawnSync(NODE, [CLI, 'bridge-install', '--to', volume, '--from', empty], {
       encoding: 'utf8',
     });

@@ -4,13 +4,13 @@
  */
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, parsePolicy, type BridgePolicy } from '../../src/bridge/policy.ts';
 import { toolDigest, type Digest } from '../../src/discovery/digest.ts';
-import { connect, SERVERS, startTestBridge, textOf, waitFor } from './harness.ts';
+import { connect, SERVERS, startTestBridge, textOf, waitFor, tempDir } from './harness.ts';
 
 const D = (c: string): Digest => `sha256:${c.repeat(64)}`;
 
@@ -67,7 +67,7 @@ async function currentDigests(): Promise<Map<string, Digest>> {
 }
 
 async function policyFile(policy: BridgePolicy): Promise<string> {
-  const file = join(await mkdtemp(join(tmpdir(), 'mcp-policy-')), 'policy.json');
+  const file = join(await tempDir('policy'), 'policy.json');
   await writeFile(file, JSON.stringify(policy));
   return file;
 }

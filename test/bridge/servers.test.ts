@@ -4,14 +4,13 @@
  */
 
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, realpath } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { connect, NODE, SERVERS, startTestBridge, textOf } from './harness.ts';
+import { connect, NODE, SERVERS, startTestBridge, textOf, tempDir } from './harness.ts';
 
 const INSPECTOR = fileURLToPath(
   new URL('../../node_modules/@modelcontextprotocol/inspector-cli/build/index.js', import.meta.url),
@@ -32,7 +31,7 @@ async function inspector(url: string, ...args: string[]): Promise<unknown> {
 
 describe('real servers from npm', () => {
   it('server-filesystem: reads and writes files, and asks the client for its roots', async () => {
-    const root = await realpath(await mkdtemp(join(tmpdir(), 'mcp-fs-')));
+    const root = await realpath(await tempDir('fs'));
     const bridge = await startTestBridge({ command: SERVERS.filesystem(root) });
     let rootsAsked = 0;
     const client = await connect(bridge.url, {

@@ -5,15 +5,14 @@
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { chmod, mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONTROL_FIFO } from '../../src/bridge/contract.ts';
 import type { JsonRpcMessage } from '../../src/bridge/jsonrpc.ts';
 import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
 import type { Transport } from '../../src/bridge/transport.ts';
-import { NODE, SERVERS, waitFor } from './harness.ts';
+import { NODE, SERVERS, waitFor, tempDir } from './harness.ts';
 import { emptyDir, startSupervisor, SUPERVISOR_SCRIPT } from './pod.ts';
 
 const fixture = (name: string): string => new URL(`./fixtures/${name}`, import.meta.url).pathname;
@@ -120,7 +119,7 @@ describe('supervisor.sh', () => {
   });
 
   it('runs the command from PATH even when busybox has an applet of that name', async () => {
-    const bin = await mkdtemp(join(tmpdir(), 'mcp-bin-'));
+    const bin = await tempDir('bin');
     // `cat` is a busybox applet; the server's own `cat` must win.
     await writeFile(
       join(bin, 'cat'),
