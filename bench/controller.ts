@@ -149,7 +149,14 @@ async function run(
           apiVersion: API_VERSION,
           kind: 'MCPServer',
           metadata: { name },
-          spec: { image: 'example.com/mcp/web:1', transport: 'streamable-http', port: 3000 },
+          // Discovery off: its schedule writes status on its own (and the fake pods answer
+          // nothing); bench/discovery.ts measures it.
+          spec: {
+            image: 'example.com/mcp/web:1',
+            transport: 'streamable-http',
+            port: 3000,
+            discovery: { enabled: false },
+          },
         },
       }),
     );

@@ -276,6 +276,8 @@ export class Reconciler {
     }
     const before = findCondition(server.status, ConditionType.Ready);
     if (before?.status === readiness.status && before.reason === readiness.reason) return;
+    // A rollout this pass started is news already told by the Applied event.
+    if (readiness.reason === ReadyReason.Progressing && pass.applied.length > 0) return;
     const fine = readiness.status === ConditionStatus.True || CALM_REASONS.has(readiness.reason);
     await recorder.record(server, fine ? 'Normal' : 'Warning', readiness.reason, readiness.message);
   }

@@ -172,28 +172,33 @@ class HttpKubeClient implements KubeClient {
     this.#options = options;
   }
 
-  async #open(
-    method: Verb,
-    path: string,
-    headers: http.OutgoingHttpHeaders,
-    agent: http.Agent,
-    signal: AbortSignal | undefined,
-    body?: string,
-  ): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+  /** Sends a request; resolves with the response head. Idle longer than `idleMs` fails it. */
+  async #open(o: {
+    method: Verb;
+    path: string;
+    headers: http.OutgoingHttpHeaders;
+    agent: http.Agent;
+    signal: AbortSignal | undefined;
+    idleMs: number;
+    body?: string;
+  }): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
     // Fresh per request: token files and exec credentials rotate.
     const auth = await this.#config.authHeaders();
-    const url = new URL(path, this.#transport.server);
+    const url = new URL(o.path, this.#transport.server);
     return new Promise((resolve, reject) => {
       const req = this.#transport.module.request(url, {
-        method,
-        agent,
-        signal,
-        headers: { Accept: 'application/json', ...auth, ...headers },
+        method: o.method,
+        agent: o.agent,
+        signal: o.signal,
+        headers: { Accept: 'application/json', ...auth, ...o.headers },
       });
+      req.setTimeout(o.idleMs, () =>
+        req.destroy(new Error(`${o.method} ${url.pathname}: no answer for ${o.idleMs} ms`)),
+      );
       req.once('response', (res) => resolve({ req, res }));
       // `on`, not `once`: a socket can fail again after the response arrived.
       req.on('error', reject);
-      req.end(body);
+      req.end(o.body);
     });
   }
 
@@ -208,17 +213,15 @@ class HttpKubeClient implements KubeClient {
       // then be read as the next request on this keep-alive connection.
       headers['Content-Length'] = Buffer.byteLength(body);
     }
-    const { req, res } = await this.#open(
-      r.method,
+    const { res } = await this.#open({
+      method: r.method,
       path,
       headers,
-      this.#transport.agent,
-      r.signal,
+      agent: this.#transport.agent,
+      signal: r.signal,
+      idleMs: this.#options.requestTimeoutMs ?? 30_000,
       body,
-    );
-    req.setTimeout(this.#options.requestTimeoutMs ?? 30_000, () =>
-      req.destroy(new Error(`${r.method} ${r.path}: timed out`)),
-    );
+    });
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
     this.#options.onResponse?.(r.method, status);
@@ -231,9 +234,18 @@ class HttpKubeClient implements KubeClient {
     const { path, query, signal } = w;
     const url = path + queryString({ ...query, watch: true });
     const headers = w.accept === undefined ? {} : { Accept: w.accept };
+    // The server ends a watch after timeoutSeconds; silence well past that is a dead connection.
+    const idleMs = (Number(query['timeoutSeconds'] ?? 300) + 30) * 1000;
     let opened;
     try {
-      opened = await this.#open('GET', url, headers, this.#transport.watchAgent, signal);
+      opened = await this.#open({
+        method: 'GET',
+        path: url,
+        headers,
+        agent: this.#transport.watchAgent,
+        signal,
+        idleMs,
+      });
     } catch (err) {
       if (signal.aborted) return;
       throw err;
@@ -244,11 +256,6 @@ class HttpKubeClient implements KubeClient {
     if (status !== 200) {
       throw new KubeApiError(`WATCH ${path}`, status, parseStatus(await readBody(res), status));
     }
-    // The server ends a watch after timeoutSeconds; silence well past that is a dead connection.
-    const timeoutSeconds = Number(query['timeoutSeconds'] ?? 300);
-    req.setTimeout((timeoutSeconds + 30) * 1000, () =>
-      req.destroy(new Error(`WATCH ${path}: connection idle`)),
-    );
     // readline does not pass on errors of its input: catch them here, rethrow below.
     let streamError: Error | undefined;
     res.on('error', (err) => (streamError = err));
