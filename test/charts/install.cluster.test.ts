@@ -683,16 +683,24 @@ describe('helm uninstall', () => {
         false,
       );
     }
-    await waitFor(
-      'the operator pods gone',
-      async () =>
-        (
-          await core.listNamespacedPod({
-            namespace: opsNs,
-            labelSelector: `app.kubernetes.io/instance=${RELEASE}`,
-          })
-        ).items.length === 0,
-    );
+    // Listed by the chart's labels, as a user would look for leftovers: only the kept CRD.
+    const chartLabels = `app.kubernetes.io/name=mcp-operator,app.kubernetes.io/instance=${RELEASE}`;
+    const kinds = 'all,serviceaccounts,roles,rolebindings,poddisruptionbudgets,configmaps,secrets';
+    for (const ns of [opsNs, appsNs]) {
+      await waitFor(`nothing of the release left in ${ns}`, async () => {
+        const left = await shOk(['get', kinds, '-n', ns, '-l', chartLabels, '-o', 'name']);
+        return left === '';
+      });
+    }
+    const clusterWide = await shOk([
+      'get',
+      'clusterroles,clusterrolebindings,crds',
+      '-l',
+      chartLabels,
+      '-o',
+      'name',
+    ]);
+    expect(clusterWide.trim()).toBe(`customresourcedefinition.apiextensions.k8s.io/${CRD_NAME}`);
     const crd = await kc
       .makeApiClient(ApiextensionsV1Api)
       .readCustomResourceDefinition({ name: CRD_NAME });
