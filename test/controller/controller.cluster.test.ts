@@ -15,10 +15,15 @@ const ns = useNamespace('ctl', kc);
 const k = cluster(kc, () => ns.name);
 let operator: Manager;
 
+/**
+ * Discovery off: its own schedule writes status (and the fake pods answer nothing), which
+ * would blur what these tests count; test/discovery covers it.
+ */
 const STDIO = {
   image: 'example.com/mcp/everything:1',
   transport: 'stdio' as const,
   command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
+  discovery: { enabled: false },
 };
 
 beforeAll(async () => {
