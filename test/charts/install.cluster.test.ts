@@ -22,7 +22,6 @@ import { join } from 'node:path';
 import {
   ApiextensionsV1Api,
   AppsV1Api,
-  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -42,6 +41,7 @@ import { createNamespace, deleteNamespace, kubeConfig, waitFor } from '../cluste
 import { EXAMPLES_DIR, kubectl, loadExamples } from '../examples/examples.ts';
 import { CHART_DIR, Helm, only, parseManifests, type Rendered } from './helm.ts';
 import { OperatorProcess, forbidden, serviceAccountKubeconfig } from './operator.ts';
+import { allowed, permissionsOf, withoutPermission } from './rbac.ts';
 import { RecordingProxy } from './recording-proxy.ts';
 
 const kc = kubeConfig();
@@ -123,13 +123,19 @@ const readyOf = (server: MCPServer) =>
   server.status?.conditions?.find((c) => c.type === 'Ready') as
     { status: string; reason: string; message: string } | undefined;
 
+/** A merge patch on an MCPServer, as `kubectl patch --type=merge` sends it. */
+async function patchServer(name: string, patch: unknown): Promise<void> {
+  await shOk(['patch', 'mcps', name, '-n', appsNs, '--type=merge', '-p', JSON.stringify(patch)]);
+}
+
 /** Turns an example into a url server: every field of a deployed server goes (merge patch). */
 async function moveToUrl(name: string, url: string): Promise<void> {
   const { spec } = examples.find((e) => e.server.metadata?.name === name)!.server;
   const kept = new Set(['auth', 'discovery', 'tools']);
   const removed = Object.keys(spec).filter((key) => !kept.has(key));
-  const patch = { spec: { ...Object.fromEntries(removed.map((key) => [key, null])), url } };
-  await shOk(['patch', 'mcps', name, '-n', appsNs, '--type=merge', '-p', JSON.stringify(patch)]);
+  await patchServer(name, {
+    spec: { ...Object.fromEntries(removed.map((key) => [key, null])), url },
+  });
 }
 
 async function createServer(name: string, extra: Record<string, unknown> = {}): Promise<void> {
@@ -159,18 +165,6 @@ const exists = async (read: () => Promise<unknown>) =>
       if (err.code === 404) return false;
       throw err;
     },
-  );
-
-/** `group/resource:verb` for every combination a rule grants (resourceNames aside). */
-const permissionsOf = (rules: V1PolicyRule[]) =>
-  new Set(
-    rules.flatMap((rule) =>
-      (rule.apiGroups ?? []).flatMap((group) =>
-        (rule.resources ?? []).flatMap((resource) =>
-          rule.verbs.map((verb) => `${group}/${resource}:${verb}`),
-        ),
-      ),
-    ),
   );
 
 const roleRules = (name: string, namespace: string) =>
@@ -241,6 +235,144 @@ describe('helm install', () => {
   });
 });
 
+type Until = typeof waitFor;
+
+const deploymentOf = (name: string) => apps.readNamespacedDeployment({ name, namespace: appsNs });
+const gone = async (read: () => Promise<unknown>) => !(await exists(read));
+
+/**
+ * What the recorded operator is taken through, step by step: between them, every code path of
+ * the operator that calls the API server.
+ */
+const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
+  {
+    step: 'every example is reconciled into objects it owns, with status',
+    run: async (until) => {
+      await until(
+        'every example reconciled',
+        async () => {
+          for (const { server } of examples) {
+            const stored = await getServer(server.metadata.name!);
+            if (stored.status?.observedGeneration !== stored.metadata?.generation) return false;
+            if (readyOf(stored) === undefined) return false;
+          }
+          return true;
+        },
+        { timeoutMs: 60_000 },
+      );
+      for (const { server } of examples.filter((e) => e.server.spec.image)) {
+        const name = server.metadata.name!;
+        const owner = (await deploymentOf(name)).metadata?.ownerReferences?.[0];
+        expect(owner).toMatchObject({ kind: 'MCPServer', name });
+        await core.readNamespacedService({ name, namespace: appsNs });
+      }
+      await core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs });
+      expect(readyOf(await getServer('remote'))?.reason).toBe('External');
+    },
+  },
+  {
+    step: 'Ready follows the Deployment and its Pods (kwok runs them)',
+    run: async (until) => {
+      const ready = async () => readyOf(await getServer('everything'))?.status === 'True';
+      await until('everything Ready', ready, { timeoutMs: 60_000 });
+    },
+  },
+  {
+    step: 'an update patches the Deployment',
+    run: async (until) => {
+      await patchServer('everything', { spec: { replicas: 2 } });
+      await until('scaled', async () => (await deploymentOf('everything')).spec?.replicas === 2);
+    },
+  },
+  {
+    step: 'a server that moves to a url has its Deployment, Service and ServiceAccount pruned',
+    run: async (until) => {
+      await moveToUrl('everything-http', 'http://mcp.example.com/mcp');
+      await until('pruned', () => gone(() => deploymentOf('everything-http')));
+    },
+  },
+  {
+    step: "an approved baseline kept in a ConfigMap is read into the bridge's policy",
+    run: async (until) => {
+      await core.createNamespacedConfigMap({
+        namespace: appsNs,
+        body: {
+          metadata: { name: 'approved-tools' },
+          data: { 'tools.yaml': dump([{ name: 'get-sum', digest: GET_SUM_DIGEST }]) },
+        },
+      });
+      await createServer('baseline-in-configmap', {
+        tools: { driftPolicy: 'Enforce', approved: { configMapRef: { name: 'approved-tools' } } },
+      });
+      await until('the policy made from the ConfigMap', async () => {
+        const policy = await core
+          .readNamespacedConfigMap({ name: 'baseline-in-configmap-policy', namespace: appsNs })
+          .catch(() => undefined);
+        return policy?.data?.['policy.json']?.includes(GET_SUM_DIGEST);
+      });
+    },
+  },
+  {
+    step: 'enforcement switched off prunes the policy ConfigMap',
+    run: async (until) => {
+      await patchServer('everything-enforced', { spec: { tools: { driftPolicy: 'Warn' } } });
+      await until('pruned', () =>
+        gone(() =>
+          core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs }),
+        ),
+      );
+    },
+  },
+  {
+    step: 'a changed Secret that the server reads at start rolls its pods',
+    run: async (until) => {
+      const checksum = async () =>
+        (await deploymentOf('everything')).spec?.template.metadata?.annotations?.[
+          CHECKSUM_ANNOTATION
+        ];
+      const secret = (value: string) => ({
+        metadata: { name: 'everything-env' },
+        stringData: { GREETING: value },
+      });
+      await core.createNamespacedSecret({ namespace: appsNs, body: secret('hello') });
+      await patchServer('everything', {
+        spec: { envFrom: [{ secretRef: { name: 'everything-env' } }] },
+      });
+      const first = await until('the Secret in the checksum', async () =>
+        (await deploymentOf('everything')).spec?.template.spec?.containers[0]?.envFrom
+          ? checksum()
+          : undefined,
+      );
+      await core.replaceNamespacedSecret({
+        name: 'everything-env',
+        namespace: appsNs,
+        body: secret('bonjour'),
+      });
+      await until('the pods rolled', async () => (await checksum()) !== first);
+    },
+  },
+  {
+    step: 'an owned object deleted twice is restored twice, and the Event is counted',
+    run: async (until) => {
+      for (let i = 0; i < 2; i++) {
+        await core.deleteNamespacedService({ name: 'time', namespace: appsNs });
+        await until('restored', () =>
+          exists(() => core.readNamespacedService({ name: 'time', namespace: appsNs })),
+        );
+      }
+      await until('an Event counted twice', async () => {
+        const events = await core.listNamespacedEvent({
+          namespace: appsNs,
+          fieldSelector: 'involvedObject.name=time,reason=Applied',
+        });
+        return events.items.some(
+          (e) => e.message === 'Applied Service/time.' && (e.count ?? 0) >= 2,
+        );
+      });
+    },
+  },
+];
+
 describe("the operator as the chart's ServiceAccount", () => {
   it('reconciles every example, and is granted exactly what it uses', async () => {
     // The url example's token; the value is made up here and never printed.
@@ -258,156 +390,16 @@ describe("the operator as the chart's ServiceAccount", () => {
     try {
       const recorded = await startOperator('recorded', proxy.url);
       op = recorded;
-      const until: typeof waitFor = (what, condition, options) =>
+      const until: Until = (what, condition, options) =>
         recorded.during(waitFor(what, condition, options));
-      await until(
-        'every example reconciled',
-        async () => {
-          for (const { server } of examples) {
-            const stored = await getServer(server.metadata.name!);
-            if (stored.status?.observedGeneration !== stored.metadata?.generation) return false;
-            if (readyOf(stored) === undefined) return false;
-          }
-          return true;
-        },
-        { timeoutMs: 60_000 },
-      );
-      for (const { server } of examples.filter((e) => e.server.spec.image)) {
-        const name = server.metadata.name!;
-        const deployment = await apps.readNamespacedDeployment({ name, namespace: appsNs });
-        expect(deployment.metadata?.ownerReferences?.[0]).toMatchObject({
-          kind: 'MCPServer',
-          name,
+      for (const { step, run } of SCENARIO) {
+        await run(until).catch((err: Error) => {
+          throw new Error(`${step}: ${err.message}`, { cause: err });
         });
-        await core.readNamespacedService({ name, namespace: appsNs });
       }
-      await core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs });
-      expect(readyOf(await getServer('remote'))?.reason).toBe('External');
-      // kwok runs the pods: Ready follows the Deployment and its Pods.
-      await until(
-        'everything Ready',
-        async () => readyOf(await getServer('everything'))?.status === 'True',
-        { timeoutMs: 60_000 },
-      );
-
-      // An update: the existing Deployment is patched.
-      await shOk([
-        'patch',
-        'mcps',
-        'everything',
-        '-n',
-        appsNs,
-        '--type=merge',
-        '-p',
-        '{"spec":{"replicas":2}}',
-      ]);
-      await until(
-        'the Deployment scaled',
-        async () =>
-          (await apps.readNamespacedDeployment({ name: 'everything', namespace: appsNs })).spec
-            ?.replicas === 2,
-      );
-
-      // A server that moves elsewhere: what was deployed for it is pruned.
-      await moveToUrl('everything-http', 'http://mcp.example.com/mcp');
-      await until(
-        'the Deployment pruned',
-        async () =>
-          !(await exists(() =>
-            apps.readNamespacedDeployment({ name: 'everything-http', namespace: appsNs }),
-          )),
-      );
-
-      // An approved baseline kept in a ConfigMap is read from it into the bridge's policy.
-      await core.createNamespacedConfigMap({
-        namespace: appsNs,
-        body: {
-          metadata: { name: 'approved-tools' },
-          data: { 'tools.yaml': dump([{ name: 'get-sum', digest: GET_SUM_DIGEST }]) },
-        },
-      });
-      await createServer('baseline-in-configmap', {
-        tools: { driftPolicy: 'Enforce', approved: { configMapRef: { name: 'approved-tools' } } },
-      });
-      await until('the policy made from the ConfigMap', async () => {
-        const policy = await core
-          .readNamespacedConfigMap({ name: 'baseline-in-configmap-policy', namespace: appsNs })
-          .catch(() => undefined);
-        return policy?.data?.['policy.json']?.includes(GET_SUM_DIGEST);
-      });
-
-      // Enforcement switched off: the policy ConfigMap is pruned too.
-      await shOk([
-        'patch',
-        'mcps',
-        'everything-enforced',
-        '-n',
-        appsNs,
-        '--type=merge',
-        '-p',
-        '{"spec":{"tools":{"driftPolicy":"Warn"}}}',
-      ]);
-      await until(
-        'the policy ConfigMap pruned',
-        async () =>
-          !(await exists(() =>
-            core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs }),
-          )),
-      );
-
-      // A Secret the server reads at start changes: its pods roll (Secret metadata is watched).
-      const checksum = async () =>
-        (await apps.readNamespacedDeployment({ name: 'everything', namespace: appsNs })).spec
-          ?.template.metadata?.annotations?.[CHECKSUM_ANNOTATION];
-      await core.createNamespacedSecret({
-        namespace: appsNs,
-        body: { metadata: { name: 'everything-env' }, stringData: { GREETING: 'hello' } },
-      });
-      await shOk([
-        'patch',
-        'mcps',
-        'everything',
-        '-n',
-        appsNs,
-        '--type=merge',
-        '-p',
-        JSON.stringify({
-          spec: { envFrom: [{ secretRef: { name: 'everything-env' } }] },
-        }),
-      ]);
-      const first = await until('the Secret in the checksum', async () => {
-        const deployment = await apps.readNamespacedDeployment({
-          name: 'everything',
-          namespace: appsNs,
-        });
-        return deployment.spec?.template.spec?.containers[0]?.envFrom ? checksum() : undefined;
-      });
-      await core.replaceNamespacedSecret({
-        name: 'everything-env',
-        namespace: appsNs,
-        body: { metadata: { name: 'everything-env' }, stringData: { GREETING: 'bonjour' } },
-      });
-      await until('the pods rolled', async () => (await checksum()) !== first);
-
-      // An owned object deleted twice is restored twice: the second Event is a count bump.
-      for (let i = 0; i < 2; i++) {
-        await core.deleteNamespacedService({ name: 'time', namespace: appsNs });
-        await until('the Service restored', async () =>
-          exists(() => core.readNamespacedService({ name: 'time', namespace: appsNs })),
-        );
-      }
-      await until('an Event counted twice', async () => {
-        const events = await core.listNamespacedEvent({
-          namespace: appsNs,
-          fieldSelector: 'involvedObject.name=time,reason=Applied',
-        });
-        return events.items.some(
-          (e) => e.message === 'Applied Service/time.' && (e.count ?? 0) >= 2,
-        );
-      });
       // SIGTERM: a graceful stop releases the Lease.
-      await stopOperator(op);
-      expect(op.exit?.code).toBe(0);
+      await stopOperator(recorded);
+      expect(recorded.exit?.code).toBe(0);
     } finally {
       if (op !== undefined) await stopOperator(op);
       await proxy.close();
@@ -424,48 +416,6 @@ describe("the operator as the chart's ServiceAccount", () => {
     expect([...granted].filter((p) => !used.has(p) && !UNUSED_HERE.has(p)).sort()).toEqual([]);
   });
 });
-
-const authz = kc.makeApiClient(AuthorizationV1Api);
-
-/** Whether the API server lets `namespace/serviceAccount` do `permission` (`group/resource:verb`). */
-async function allowed(
-  serviceAccount: { namespace: string; name: string },
-  permission: string,
-  namespace: string,
-): Promise<boolean> {
-  const [target = '', verb] = permission.split(':');
-  const [group, resource, subresource] = target.split('/');
-  const review = await authz.createSubjectAccessReview({
-    body: {
-      spec: {
-        user: `system:serviceaccount:${serviceAccount.namespace}:${serviceAccount.name}`,
-        groups: [
-          'system:serviceaccounts',
-          `system:serviceaccounts:${serviceAccount.namespace}`,
-          'system:authenticated',
-        ],
-        resourceAttributes: { namespace, verb, group, resource, subresource },
-      },
-    },
-  });
-  return review.status?.allowed === true;
-}
-
-/** `rules` without `verb` on `group/resource` (other resources of the same rule keep it). */
-function withoutPermission(rules: V1PolicyRule[], permission: string): V1PolicyRule[] {
-  const [target = '', verb = ''] = permission.split(':');
-  const slash = target.indexOf('/');
-  const [group, resource] = [target.slice(0, slash), target.slice(slash + 1)];
-  return rules.flatMap((rule) => {
-    if (!rule.apiGroups?.includes(group) || !rule.resources?.includes(resource)) return [rule];
-    const others = rule.resources.filter((r) => r !== resource);
-    const narrowed = rule.verbs.filter((v) => v !== verb);
-    return [
-      ...(others.length > 0 ? [{ ...rule, resources: others }] : []),
-      ...(narrowed.length > 0 ? [{ ...rule, resources: [resource], verbs: narrowed }] : []),
-    ];
-  });
-}
 
 interface Ablation {
   permission: string;
@@ -634,7 +584,7 @@ describe('a narrower Role breaks the behaviour the chart names beside the rule',
       try {
         await waitFor(
           'RBAC to refuse it',
-          async () => !(await allowed(sa(), permission, namespace)),
+          async () => !(await allowed(kc, sa(), permission, namespace)),
         );
         await ablation.before?.();
         op = await startOperator(`without-${permission.replace(/[^a-z]+/g, '-')}`);
@@ -648,7 +598,7 @@ describe('a narrower Role breaks the behaviour the chart names beside the rule',
           namespace,
           body: { ...current, rules: original },
         });
-        await waitFor('RBAC to allow it again', () => allowed(sa(), permission, namespace));
+        await waitFor('RBAC to allow it again', () => allowed(kc, sa(), permission, namespace));
       }
     },
   );
@@ -722,15 +672,15 @@ describe('cluster-wide RBAC', () => {
         crds: { install: false },
       });
       for (const namespace of [appsNs, 'default', '']) {
-        expect(await allowed(sa, `${API_GROUP}/mcpservers:watch`, namespace)).toBe(true);
-        expect(await allowed(sa, 'apps/deployments:create', namespace)).toBe(true);
+        expect(await allowed(kc, sa, `${API_GROUP}/mcpservers:watch`, namespace)).toBe(true);
+        expect(await allowed(kc, sa, 'apps/deployments:create', namespace)).toBe(true);
       }
       // Nothing beyond the rules: the operator never writes Secrets or Pods.
-      expect(await allowed(sa, '/secrets:update', 'default')).toBe(false);
-      expect(await allowed(sa, '/pods:delete', 'default')).toBe(false);
+      expect(await allowed(kc, sa, '/secrets:update', 'default')).toBe(false);
+      expect(await allowed(kc, sa, '/pods:delete', 'default')).toBe(false);
       await helm.ok(['uninstall', 'cw', '-n', ns, '--wait']);
       expect(await exists(() => rbac.readClusterRole({ name: 'cw-mcp-operator' }))).toBe(false);
-      expect(await allowed(sa, `${API_GROUP}/mcpservers:watch`, appsNs)).toBe(false);
+      expect(await allowed(kc, sa, `${API_GROUP}/mcpservers:watch`, appsNs)).toBe(false);
     } finally {
       await helm.run(['uninstall', 'cw', '-n', ns]);
       await deleteNamespace(kc, ns);

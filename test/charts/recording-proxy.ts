@@ -19,7 +19,7 @@ export interface RecordedRequest {
 }
 
 /** The RBAC verb(s) of a request; a server-side apply that creates needs create as well. */
-export function permissionsOf(method: string, url: URL, status: number): string[] {
+export function requestPermissions(method: string, url: URL, status: number): string[] {
   const parts = url.pathname.split('/').filter((p) => p !== '');
   let rest: string[];
   let group: string;
@@ -93,7 +93,7 @@ export class RecordingProxy {
           method: req.method ?? '',
           path: url.pathname + url.search,
           status,
-          permissions: permissionsOf(req.method ?? '', url, status),
+          permissions: requestPermissions(req.method ?? '', url, status),
         });
         res.writeHead(status, answer.headers);
         // Watches stream for minutes: pass bytes on as they come.
