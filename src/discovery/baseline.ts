@@ -16,6 +16,7 @@ import { CONFIG_MAP, objectPath } from '../controller/kube/resources.ts';
 import { OperatorError } from '../errors.ts';
 import { parseApprovedTools } from './approve.ts';
 import type { BaselineTool } from './drift.ts';
+import { sentence } from './format.ts';
 
 export type Baseline =
   /** No spec.tools.approved: nothing to compare with. */
@@ -81,7 +82,7 @@ async function readConfigMapBaseline(
     return { baseline: { kind: 'tools', tools }, resourceVersion };
   } catch (err) {
     if (!(err instanceof OperatorError)) throw err;
-    return { baseline: { kind: 'invalid', message: `${err.message}.` }, resourceVersion };
+    return { baseline: { kind: 'invalid', message: sentence(err.message) }, resourceVersion };
   }
 }
 

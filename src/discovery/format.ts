@@ -59,3 +59,9 @@ function quote(sign: string, text: string | undefined): string[] {
   if (text === undefined) return [`     ${sign} (none)`];
   return text.split('\n').map((line) => `     ${sign} ${line}`);
 }
+
+/** An error message as a condition or event shows it: capitalized, ending with a period. */
+export function sentence(text: string): string {
+  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}

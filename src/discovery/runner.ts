@@ -21,6 +21,7 @@ import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
 import { discover } from './client.ts';
 import { computeDrift, isDrifted } from './drift.ts';
+import { sentence } from './format.ts';
 import { displayUrl } from './http.ts';
 import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
 import type { RunOutcome } from './scheduler.ts';
@@ -186,12 +187,6 @@ function failureOf(error: unknown): Failure {
     reason: REASONS[error.code] ?? DiscoveredReason.Failed,
     message: sentence(error.message),
   };
-}
-
-/** A condition message: capitalized, with a final period. */
-function sentence(text: string): string {
-  const capital = text.charAt(0).toUpperCase() + text.slice(1);
-  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
 function kib(bytes: number): string {

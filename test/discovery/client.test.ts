@@ -1,6 +1,3 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discover, type DiscoveryOptions } from '../../src/discovery/client.ts';
 import { OperatorError, type ErrorCode } from '../../src/errors.ts';
@@ -9,6 +6,7 @@ import {
   fixtureTool,
   flood,
   hostile,
+  sdkListTools,
   startEverything,
   startHttp,
   startModern,
@@ -59,25 +57,6 @@ describe('against the reference server (server-everything, 2025-11-25 with sessi
   afterAll(async () => {
     await everything.close();
   });
-
-  async function sdkListTools(url: string): Promise<Tool[]> {
-    const client = new Client({ name: 'reference', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(url));
-    await client.connect(transport);
-    try {
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor === undefined ? {} : { cursor });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor !== undefined);
-      return tools;
-    } finally {
-      await transport.terminateSession();
-      await client.close();
-    }
-  }
 
   it('falls back to initialize and lists exactly the tools the SDK client sees', async () => {
     const discovered = await discover({ url: everything.url });

@@ -6,7 +6,8 @@
  *   2026-07-28 (`server/discover`, stateless) and serves 2025 clients statelessly.
  * - `startScripted(script)`: a small legacy-era MCP server written here, whose tools/list pages
  *   a test controls (pagination, size, broken definitions, SSE answers).
- * - `startHttp(handler)`: a plain node:http server for hostile and broken behaviour.
+ * - `startHttp(handler)`: a plain node:http server; `hostile` has the broken ones.
+ * - `sdkListTools(url)`: what the official SDK client lists, the reference discovery must match.
  * Each returns `close()`, which ends open connections and the process it started.
  */
 
@@ -15,6 +16,9 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
 
@@ -285,3 +289,29 @@ export const hostile = {
     return { ...running, sent: () => sent };
   },
 };
+
+/**
+ * Every tool a server lists, all pages, as the official SDK client sees them: the independent
+ * reference for what discovery should have found.
+ */
+export async function sdkListTools(url: string, token?: string): Promise<Tool[]> {
+  const client = new Client({ name: 'reference', version: '1.0.0' });
+  const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: headers && { headers },
+  });
+  await client.connect(transport);
+  try {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return tools;
+  } finally {
+    await transport.terminateSession();
+    await client.close();
+  }
+}
