@@ -6,14 +6,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { structural, type JsonSchema } from '../../src/api/crd.ts';
 import { MCPServerSchema, type MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
 import { bridgePolicy } from '../../src/controller/render/policy.ts';
-import type { StoredMCPServer } from '../../src/controller/render/metadata.ts';
+import { objectNames, type StoredMCPServer } from '../../src/controller/render/metadata.ts';
 import { toolDigest } from '../../src/discovery/digest.ts';
+import { SNAPSHOT_KEY, snapshotConfigMap, takeSnapshot } from '../../src/discovery/snapshot.ts';
 import { loadExamples } from './examples.ts';
 
 const examples = await loadExamples();
@@ -82,40 +84,81 @@ describe('examples/', () => {
   });
 });
 
+const PACKAGE = '@modelcontextprotocol/server-everything';
+const installed = JSON.parse(
+  await readFile(join('node_modules', PACKAGE, 'package.json'), 'utf8'),
+) as { version: string; bin: Record<string, string> };
+
+/** The tools the installed server-everything lists, as an MCP client gets them over stdio. */
+async function listedTools(): Promise<Tool[]> {
+  const client = new Client({ name: 'examples-test', version: '0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [join('node_modules', PACKAGE, Object.values(installed.bin)[0]!), 'stdio'],
+      stderr: 'ignore',
+    }),
+  );
+  try {
+    return (await client.listTools()).tools;
+  } finally {
+    await client.close();
+  }
+}
+
 describe('the enforced example', () => {
-  const PACKAGE = '@modelcontextprotocol/server-everything';
   const server = byFile('everything-enforced.yaml');
 
   it('approves exactly what the pinned server version lists', async () => {
-    const installed = JSON.parse(
-      await readFile(join('node_modules', PACKAGE, 'package.json'), 'utf8'),
-    ) as { version: string; bin: Record<string, string> };
     // Every example pins the version the tests install, so they cannot drift apart.
     for (const { server: s } of examples) {
       const pinned = s.spec.command?.find((arg) => arg.startsWith(`${PACKAGE}@`));
       if (pinned !== undefined) expect(pinned).toBe(`${PACKAGE}@${installed.version}`);
     }
-    const client = new Client({ name: 'examples-test', version: '0' });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [join('node_modules', PACKAGE, Object.values(installed.bin)[0]!), 'stdio'],
-        stderr: 'ignore',
+    const listed = new Map((await listedTools()).map((tool) => [tool.name, toolDigest(tool)]));
+    // The digests the bridge will enforce: definitions are digested as the bridge does.
+    const { approved } = bridgePolicy(server as StoredMCPServer);
+    expect(approved.length).toBeGreaterThan(0);
+    for (const { name, digest } of approved)
+      expect([name, digest]).toEqual([name, listed.get(name)]);
+    // What the comment promises is hidden really is listed by the server.
+    expect(listed.has('get-env')).toBe(true);
+    expect(approved.some((tool) => tool.name === 'get-env')).toBe(false);
+  });
+});
+
+describe("the README's approval by hand", () => {
+  it('turns a snapshot ConfigMap into a baseline that approves every listed tool', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    // The two commands of the README, read here as what they select.
+    expect(readme).toContain(`-o jsonpath='{.data.${SNAPSHOT_KEY.replace('.', '\\.')}}'`);
+    expect(readme).toContain('[.tools[] | {name, digest}]');
+    const server = byFile('everything-npx.yaml') as StoredMCPServer;
+    expect(readme).toContain(`kubectl get configmap ${objectNames(server).snapshotConfigMap} `);
+
+    const tools = await listedTools();
+    const stored = snapshotConfigMap(
+      takeSnapshot({
+        protocolVersion: '2025-11-25',
+        serverInfo: undefined,
+        capabilities: {},
+        instructions: undefined,
+        tools,
       }),
     );
-    try {
-      const { tools } = await client.listTools();
-      const listed = new Map(tools.map((tool) => [tool.name, toolDigest(tool)]));
-      // The digests the bridge will enforce: definitions are digested as the bridge does.
-      const { approved } = bridgePolicy(server as StoredMCPServer);
-      expect(approved.length).toBeGreaterThan(0);
-      for (const { name, digest } of approved)
-        expect([name, digest]).toEqual([name, listed.get(name)]);
-      // What the comment promises is hidden really is listed by the server.
-      expect(listed.has('get-env')).toBe(true);
-      expect(approved.some((tool) => tool.name === 'get-env')).toBe(false);
-    } finally {
-      await client.close();
-    }
+    if (!stored.fits) throw new Error('the snapshot does not fit a ConfigMap');
+    // jq '[.tools[] | {name, digest}]'
+    const snapshot = JSON.parse(stored.data[SNAPSHOT_KEY]!) as { tools: Record<string, unknown>[] };
+    const approvedTools = snapshot.tools.map(({ name, digest }) => ({ name, digest }));
+    const approved = {
+      ...server,
+      spec: { ...server.spec, tools: { approved: { tools: approvedTools } } },
+    };
+    validate(approved);
+    expect(validate.errors ?? []).toEqual([]);
+    const policy = bridgePolicy(approved as StoredMCPServer);
+    expect(policy.approved.map((t) => [t.name, t.digest]).sort()).toEqual(
+      tools.map((t) => [t.name, toolDigest(t)]).sort(),
+    );
   });
 });
