@@ -247,9 +247,10 @@ describe('helm template, other value sets', () => {
   });
 
   it('a ServiceMonitor scrapes the metrics Service when asked', async () => {
-    const objects = await helm.template({
-      metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } },
-    });
+    const objects = await helm.template(
+      { metrics: { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } } },
+      { apiVersions: ['monitoring.coreos.com/v1/ServiceMonitor'] },
+    );
     const monitor = only(objects, 'ServiceMonitor');
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' });
     expect(monitor.spec).toMatchObject({
@@ -288,6 +289,11 @@ describe('invalid values are refused with a message that names the mistake', () 
       'a ServiceMonitor without the Service it scrapes',
       { metrics: { service: { enabled: false }, serviceMonitor: { enabled: true } } },
       'metrics.serviceMonitor.enabled needs metrics.service.enabled',
+    ],
+    [
+      'a ServiceMonitor in a cluster without the Prometheus operator',
+      { metrics: { serviceMonitor: { enabled: true } } },
+      "metrics.serviceMonitor.enabled needs the Prometheus operator's ServiceMonitor CRD",
     ],
     [
       'an existing ServiceAccount without its name',

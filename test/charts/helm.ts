@@ -85,9 +85,17 @@ export class Helm {
   /** The objects `helm template` renders for `values`. */
   async template(
     values: unknown = {},
-    { release = 'ops', namespace = 'mcp-system', chart = CHART_DIR } = {},
+    {
+      release = 'ops',
+      namespace = 'mcp-system',
+      chart = CHART_DIR,
+      /** API versions the pretend cluster serves besides the built-in ones (`--api-versions`). */
+      apiVersions = [] as string[],
+    } = {},
   ): Promise<Rendered[]> {
-    const stdout = await this.ok(['template', release, chart, '--namespace', namespace], values);
+    const args = ['template', release, chart, '--namespace', namespace];
+    for (const version of apiVersions) args.push('--api-versions', version);
+    const stdout = await this.ok(args, values);
     return parseManifests(stdout);
   }
 }
