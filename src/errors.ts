@@ -22,7 +22,8 @@ export const ERRORS = {
       `cannot reach the supervisor through ${control}: ${reason}; is the server container running supervisor.sh?`,
   }),
   MCPOP_CHILD_START_FAILED: define({
-    message: (child: string, reason: string) => `MCP server process ${child} did not start: ${reason}`,
+    message: (child: string, reason: string) =>
+      `MCP server process ${child} did not start: ${reason}`,
   }),
   MCPOP_BRIDGE_INSTALL: define({
     message: (file: string, reason: string) => `bridge-install: cannot copy ${file}: ${reason}`,
