@@ -77,14 +77,14 @@ describe.each<SessionMode>(['PerSession', 'Shared'])(
       const bridge = await startTestBridge({
         sessionMode,
         command: SERVERS.misbehaving(),
-        requestTimeoutMs: 1_500,
+        requestTimeoutMs: 4_000,
       });
       const client = await connect(bridge.url);
       const error = await callError(
-        client.callTool({ name: 'hang', arguments: {} }, undefined, { timeout: 5_000 }),
+        client.callTool({ name: 'hang', arguments: {} }, undefined, { timeout: 10_000 }),
       );
       expect(error.code).toBe(-32001);
-      expect(error.message).toMatch(/did not answer tools\/call within 1500 ms/);
+      expect(error.message).toMatch(/did not answer tools\/call within 4000 ms/);
       const stats = JSON.parse(textOf(await client.callTool({ name: 'stats', arguments: {} }))) as {
         cancelled: unknown[];
       };

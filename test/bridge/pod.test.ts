@@ -52,16 +52,21 @@ async function startBridgeProcess(
   };
   stops.push(async () => void (await stop()));
   const base = `http://${settings.listen}`;
-  await waitFor('the bridge to be ready', async () => {
-    const response = await fetch(`${base}/readyz`).catch(() => undefined);
-    return response?.status === 200 || undefined;
-  });
+  await waitFor(
+    'the bridge to be ready',
+    async () => {
+      const response = await fetch(`${base}/readyz`).catch(() => undefined);
+      return response?.status === 200 || undefined;
+    },
+    30_000,
+  );
   return { url: `${base}${settings.path}`, stop };
 }
 
 const freePort = (): number => 20_000 + Math.floor(Math.random() * 20_000);
 
-describe('the stdio pod wiring', () => {
+// Real processes all the way down: generous timeouts for a loaded machine.
+describe('the stdio pod wiring', { timeout: 90_000 }, () => {
   it('bridge-install copies busybox and the supervisor into the volume', async () => {
     const volume = await tempDir('volume');
     const [, ...args] = installArgs(volume);
@@ -124,10 +129,13 @@ describe('the stdio pod wiring', () => {
 
     // SIGTERM: the bridge drains, stops its children through the supervisor and exits 0.
     expect(await bridge.stop()).toBe(0);
-    await waitFor('the children to be stopped', () =>
-      supervisor.log.filter((line) => /: (stopped|exited)/.test(line)).length >= 4
-        ? true
-        : undefined,
+    await waitFor(
+      'the children to be stopped',
+      () =>
+        supervisor.log.filter((line) => /: (stopped|exited)/.test(line)).length >= 4
+          ? true
+          : undefined,
+      30_000,
     );
     expect((await readdir(supervisor.dir)).filter((name) => /\.(in|out|pid)$/.test(name))).toEqual(
       [],
@@ -189,6 +197,7 @@ describe('the stdio pod wiring', () => {
       'the bridge to be ready',
       async () =>
         (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 || undefined,
+      30_000,
     );
 
     const client = await connect(`${base}/mcp`);
