@@ -168,7 +168,7 @@ describe.each<SessionMode>(['PerSession', 'Shared'])(
   },
 );
 
-describe('many sessions', () => {
+describe('many sessions', { timeout: 120_000 }, () => {
   it('serves a thousand concurrent sessions on one shared child', async () => {
     const bridge = await startTestBridge({
       sessionMode: 'Shared',

@@ -101,7 +101,7 @@ describe('PerSession bridge in front of server-everything', () => {
   });
 
   it('ends idle sessions after the idle timeout and stops their process', async () => {
-    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), idleTimeoutMs: 1_000 });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), idleTimeoutMs: 3_000 });
     const session = await rawSession(bridge.url);
     const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
     expect((await post(bridge.url, ping, { 'mcp-session-id': session })).status).toBe(200);

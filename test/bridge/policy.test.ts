@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, parsePolicy, type BridgePolicy } from '../../src/bridge/policy.ts';
+import { discover } from '../../src/discovery/client.ts';
 import { toolDigest, type Digest } from '../../src/discovery/digest.ts';
 import { connect, SERVERS, startTestBridge, textOf, waitFor, tempDir } from './harness.ts';
 
@@ -193,6 +194,19 @@ describe('enforcement in the bridge', () => {
     });
     const body = (await response.json()) as { result: { tools: { name: string }[] } };
     expect(body.result.tools.map((tool) => tool.name)).toEqual(['echo']);
+  });
+
+  it('shows discovery every tool, so drift can name the hidden ones, and still refuses calls', async () => {
+    const digests = await currentDigests();
+    const file = await policyFile({ approved: [{ name: 'echo', digest: digests.get('echo')! }] });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    const found = await discover({ url: bridge.url });
+    expect(found.tools.map((tool) => tool.name).sort()).toEqual([...digests.keys()].sort());
+    const client = await connect(bridge.url);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
+    const refused = await refusal(client.callTool({ name: 'crash', arguments: {} }));
+    expect(refused.data).toEqual({ reason: 'not-approved', tool: 'crash' });
+    await client.close();
   });
 });
 
