@@ -37,6 +37,14 @@ export const BRIDGE_TOKEN_ENV = 'MCP_BRIDGE_AUTH_TOKEN';
 /** Seconds the supervisor waits between SIGTERM and SIGKILL when stopping a child. */
 export const SUPERVISOR_GRACE_ENV = 'MCP_SUPERVISOR_GRACE_SECONDS';
 
+/**
+ * A `_meta` key of a tools/list request (MCP `_meta` naming: prefix/name) that asks the bridge
+ * for every tool, unfiltered by the enforcement policy. Discovery sends it: drift can only name
+ * what changed if discovery sees the drifted tools too. It widens only what the requester itself
+ * reads; every tools/call is screened all the same, and an agent's client never sends it.
+ */
+export const UNFILTERED_LIST_META = 'mcp-operator.dev/unfiltered';
+
 /** Where our image keeps the files the init container copies. */
 export const IMAGE_ASSET_DIR = '/usr/lib/mcp-operator';
 

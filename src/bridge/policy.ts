@@ -7,6 +7,10 @@
  * - `approved` is absent or holds its name with the digest of its current definition (SHA-256
  *   over RFC 8785 canonical JSON, src/discovery/digest.ts — the digest discovery records).
  *
+ * A tools/list request with `_meta["mcp-operator.dev/unfiltered"]: true` (UNFILTERED_LIST_META)
+ * gets every tool: that is how discovery sees drifted tools to report them. It changes only what
+ * that requester reads; calls are screened all the same.
+ *
  * `tools/call` is checked against the child's current tool list, not against what a client
  * claims: the bridge lists the tools itself when it has no fresh list (at first, and after the
  * child announced `notifications/tools/list_changed`), so a changed description ("rug pull")
@@ -18,6 +22,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
 import { toolDigest, type Digest, type ToolLike } from '../discovery/digest.ts';
 import { operatorError } from '../errors.ts';
+import { UNFILTERED_LIST_META } from './contract.ts';
 import {
   errorResponse,
   isErrorResponse,
@@ -113,6 +118,12 @@ export function decide(
   return undefined;
 }
 
+/** Whether a tools/list request asked for every tool (discovery: see UNFILTERED_LIST_META). */
+function unfilteredAsked(params: Record<string, unknown> | undefined): boolean {
+  const meta = params?._meta as Record<string, unknown> | undefined;
+  return meta?.[UNFILTERED_LIST_META] === true;
+}
+
 function digestOrUndefined(tool: ToolLike): Digest | undefined {
   try {
     return toolDigest(tool);
@@ -148,20 +159,21 @@ export class PolicyGate {
     return {
       screen: (request) =>
         request.method === 'tools/call' ? this.#screenCall(request) : undefined,
-      transformResult: (method, result) =>
-        method === 'tools/list' ? this.#filterList(result) : result,
+      transformResult: (method, result, params) =>
+        method === 'tools/list' ? this.#filterList(result, !unfilteredAsked(params)) : result,
       observeNotification: (notification) => {
         if (notification.method === 'notifications/tools/list_changed') this.#fresh = false;
       },
     };
   }
 
-  #filterList(result: Record<string, unknown>): Record<string, unknown> {
+  /** Records every listed tool's digest; drops the refused ones unless `filter` is false. */
+  #filterList(result: Record<string, unknown>, filter: boolean): Record<string, unknown> {
     if (!Array.isArray(result.tools)) return result;
     const tools = (result.tools as ToolLike[]).filter((tool) => {
       const digest = digestOrUndefined(tool);
       this.#digests.set(tool.name, digest);
-      return decide(this.#policy(), tool.name, digest) === undefined;
+      return !filter || decide(this.#policy(), tool.name, digest) === undefined;
     });
     return { ...result, tools };
   }

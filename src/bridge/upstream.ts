@@ -49,8 +49,12 @@ export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 
 export interface UpstreamHooks {
   /** Before a client request reaches the child; an error response refuses it. */
   screen?(request: JsonRpcRequest): Promise<JsonRpcError | undefined> | undefined;
-  /** A successful result on its way back to a session. */
-  transformResult?(method: string, result: Record<string, unknown>): Record<string, unknown>;
+  /** A successful result on its way back to a session; `params` are the request's. */
+  transformResult?(
+    method: string,
+    result: Record<string, unknown>,
+    params: Record<string, unknown> | undefined,
+  ): Record<string, unknown>;
   /** Every notification from the child, before it is routed. */
   observeNotification?(notification: JsonRpcNotification): void;
 }
@@ -66,6 +70,7 @@ export interface UpstreamOptions {
 interface Pending {
   childId: number;
   method: string;
+  params: Record<string, unknown> | undefined;
   /** undefined: a request of the bridge itself. */
   session: SessionPort | undefined;
   clientId: RequestId;
@@ -268,6 +273,7 @@ export class Upstream {
     const pending: Pending = {
       childId,
       method: request.method,
+      params: request.params,
       session,
       clientId: request.id,
       clientProgressToken:
@@ -438,7 +444,7 @@ export class Upstream {
     if (!isErrorResponse(restored) && this.#hooks.transformResult) {
       restored = {
         ...restored,
-        result: this.#hooks.transformResult(pending.method, restored.result),
+        result: this.#hooks.transformResult(pending.method, restored.result, pending.params),
       };
     }
     pending.session.deliver(restored, pending.clientId);

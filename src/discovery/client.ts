@@ -10,6 +10,7 @@
  */
 
 import type { TSchema, Static } from '@sinclair/typebox';
+import { UNFILTERED_LIST_META } from '../bridge/contract.ts';
 import { operatorError } from '../errors.ts';
 import {
   type Answer,
@@ -178,7 +179,8 @@ async function discoverModern(channel: Channel, limits: Limits): Promise<Discove
     throw unsupportedVersion(channel, discovered.supportedVersions);
   }
   const call: Call = async (method, params) => {
-    const { id, answer } = await exchange(method, { ...params, _meta: meta });
+    const own = params._meta as Record<string, unknown> | undefined;
+    const { id, answer } = await exchange(method, { ...params, _meta: { ...own, ...meta } });
     return resultOf(channel, method, id, answer);
   };
   return {
@@ -270,6 +272,13 @@ async function notify(channel: Channel, method: string, headers: Record<string, 
 // --- tools/list -------------------------------------------------------------------------------
 
 /**
+ * Asks our bridge for every tool, past its enforcement policy: drift must see the drifted and
+ * unapproved tools the bridge hides from agents. Other servers ignore a `_meta` key they do not
+ * know (2025-11-25 basic §_meta).
+ */
+const UNFILTERED = { [UNFILTERED_LIST_META]: true };
+
+/**
  * All pages of tools/list (2025-11-25 / 2026-07-28 server/utilities/pagination). A cursor the
  * server already gave is a loop; more than maxPages pages or maxTools tools ends the run.
  */
@@ -285,7 +294,7 @@ async function listTools(channel: Channel, limits: Limits, call: Call): Promise<
       channel,
       'tools/list',
       LIST_TOOLS_RESULT,
-      await call('tools/list', cursor === undefined ? {} : { cursor }),
+      await call('tools/list', { ...(cursor === undefined ? {} : { cursor }), _meta: UNFILTERED }),
     );
     if (result.resultType !== undefined && result.resultType !== 'complete') {
       throw badResponse(
