@@ -209,7 +209,7 @@ export class Bridge {
 
   #ended(session: Session, reason: string): void {
     this.#sessions.delete(session.id);
-    this.#deps.logger.info({ session: session.id, reason }, 'session ended');
+    this.#deps.logger.info({ session: session.logId, reason }, 'session ended');
     const upstream = session.upstream;
     if (this.config.mode === 'PerSession' && !upstream.isClosed) {
       this.#retiring.add(upstream);

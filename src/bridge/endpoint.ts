@@ -198,7 +198,7 @@ async function initialize(
       id: message.id,
     });
   }
-  ctx.logger.info({ session: session.id }, 'session started');
+  ctx.logger.info({ session: session.logId }, 'session started');
   session.request(message, res);
 }
 

@@ -98,6 +98,14 @@ export class Session implements SessionPort {
     upstream.attach(this);
   }
 
+  /**
+   * The id as logs show it: a prefix. The full id lets anyone who holds it act in the session
+   * (2025-11-25 basic/security_best_practices, "Session Hijacking"), so it is never logged.
+   */
+  get logId(): string {
+    return `${this.id.slice(0, 8)}…`;
+  }
+
   get ended(): boolean {
     return this.#ended;
   }
