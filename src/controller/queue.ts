@@ -46,10 +46,6 @@ export class WorkQueue {
     return this.#ready.size + this.#rerun.size;
   }
 
-  get processing(): number {
-    return this.#processing.size;
-  }
-
   add(key: string): void {
     if (this.#state === 'stopped') return;
     if (this.#processing.has(key)) this.#rerun.add(key);

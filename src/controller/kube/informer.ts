@@ -22,12 +22,10 @@ export interface InformerOptions<T extends KubeObject> {
 }
 
 export class Informer<T extends KubeObject> {
-  readonly resource: ResourceType;
   readonly store: Store<T>;
   readonly #reflectors: Reflector<T>[];
 
   constructor(o: InformerOptions<T>) {
-    this.resource = o.resource;
     this.store = new Store<T>(o.indexers);
     const scopes = o.namespaces.length === 0 ? [undefined] : o.namespaces;
     this.#reflectors = scopes.map(
