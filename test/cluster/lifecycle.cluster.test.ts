@@ -7,7 +7,6 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -21,21 +20,25 @@ import { waitFor } from './testing.ts';
 const execFileAsync = promisify(execFile);
 const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
 
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
-  });
+/**
+ * The pids of processes listening on a port. A freed port can be taken at once by some other
+ * process on this busy machine, so "nothing listens" is too strict; what must not happen is a
+ * listener that belongs to the stopped control plane, recognised by its working directory on
+ * the command line.
+ */
+async function listenersFrom(port: number, dir: string): Promise<string[]> {
+  const { stdout } = await execFileAsync('ss', ['-Hltnp', `sport = :${port}`]);
+  const pids = [...stdout.matchAll(/pid=(\d+)/g)].map((match) => match[1] ?? '');
+  const commands = await Promise.all(
+    pids.map((pid) => readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')),
+  );
+  return commands.filter((command) => command.includes(dir));
 }
 
-async function expectAllGone(components: Component[]): Promise<void> {
+async function expectAllGone(components: Component[], dir: string): Promise<void> {
   for (const { name, pid } of components) expect(isAlive(pid), `${name} (pid ${pid})`).toBe(false);
   for (const port of components.flatMap((c) => c.ports)) {
-    expect(await refused(port), `port ${port}`).toBe(true);
+    expect(await listenersFrom(port, dir), `port ${port}`).toEqual([]);
   }
 }
 
@@ -51,7 +54,7 @@ describe('ControlPlane', () => {
 
     await plane.stop();
 
-    await expectAllGone(components);
+    await expectAllGone(components, plane.dir);
     expect(existsSync(plane.dir)).toBe(false);
   });
 
@@ -79,7 +82,7 @@ describe('ControlPlane', () => {
     await waitFor('every component to exit', () =>
       Promise.resolve(components.every((c) => !isAlive(c.pid))),
     );
-    await expectAllGone(components);
+    await expectAllGone(components, dir);
   });
 });
 
@@ -93,12 +96,12 @@ describe('npm run cluster', () => {
     );
     return stdout;
   };
-  const components = async (): Promise<Component[]> =>
-    (
-      JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8')) as {
-        components: Component[];
-      }
-    ).components;
+  const state = async (): Promise<{ pid: number; dir: string; components: Component[] }> =>
+    JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8')) as {
+      pid: number;
+      dir: string;
+      components: Component[];
+    };
 
   beforeEach(async () => {
     stateDir = await mkdtemp(join(tmpdir(), 'mcp-operator-cli-test-'));
@@ -112,7 +115,7 @@ describe('npm run cluster', () => {
     const lastLine = (await cli('up')).trimEnd().split('\n').at(-1) ?? '';
     expect(lastLine).toMatch(/^KUBECONFIG=\//);
     const kubeconfig = lastLine.slice('KUBECONFIG='.length);
-    const running = await components();
+    const { dir, components: running } = await state();
 
     const { stdout } = await execFileAsync('kubectl', ['get', 'nodes', '--no-headers'], {
       env: { ...process.env, KUBECONFIG: kubeconfig },
@@ -120,16 +123,13 @@ describe('npm run cluster', () => {
     expect(stdout).toMatch(/^kwok-node-0\s+Ready/m);
 
     expect(await cli('down')).toContain('stopped');
-    await expectAllGone(running);
+    await expectAllGone(running, dir);
     expect(existsSync(kubeconfig)).toBe(false);
   });
 
   it('takes the components down with it when its daemon is killed', async () => {
     await cli('up');
-    const { pid } = JSON.parse(await readFile(join(stateDir, 'state.json'), 'utf8')) as {
-      pid: number;
-    };
-    const running = await components();
+    const { pid, dir, components: running } = await state();
 
     // SIGKILL runs no handler in the daemon: only the kernel's parent-death signal is left.
     process.kill(pid, 'SIGKILL');
@@ -137,6 +137,6 @@ describe('npm run cluster', () => {
     await waitFor('every component to exit', () =>
       Promise.resolve(running.every((c) => !isAlive(c.pid))),
     );
-    await expectAllGone(running);
+    await expectAllGone(running, dir);
   });
 });
