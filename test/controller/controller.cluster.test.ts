@@ -156,11 +156,13 @@ describe('a stdio MCPServer', () => {
       transport: null,
       env: null,
       replicas: null,
-      url: 'https://mcp.example.com/mcp',
+      // Discovery back on: for a url server it is what Ready reports.
+      discovery: null,
+      // Nothing listens there: discovery is refused at once, and Ready says so.
+      url: 'http://127.0.0.1:9/mcp',
     });
-    // Discovery finds no server at that URL (no network in tests): Ready says so.
     const server = await k.waitForReady('alpha', 'False', 'External');
-    expect(server.status?.endpoint).toBe('https://mcp.example.com/mcp');
+    expect(server.status?.endpoint).toBe('http://127.0.0.1:9/mcp');
     expect(server.status?.replicas).toBeUndefined();
     await waitFor(
       'the objects to be deleted',
@@ -181,9 +183,18 @@ describe('a deleted MCPServer', () => {
     });
     await k.waitForReady('beta', 'True');
     await k.delete('beta');
-    await waitFor('the Deployment to be garbage-collected', () => gone(() => deployment('beta')));
-    await waitFor('the Service to be garbage-collected', () =>
-      gone(() => k.core.readNamespacedService({ name: 'beta', namespace: ns.name })),
+    // The garbage collector learns of a newly installed CRD at its next discovery (every
+    // 30 s), so on a fresh control plane the first collection can take that long.
+    const gc = { timeoutMs: 60_000 };
+    await waitFor(
+      'the Deployment to be garbage-collected',
+      () => gone(() => deployment('beta')),
+      gc,
+    );
+    await waitFor(
+      'the Service to be garbage-collected',
+      () => gone(() => k.core.readNamespacedService({ name: 'beta', namespace: ns.name })),
+      gc,
     );
   });
 });
