@@ -54,17 +54,12 @@ export interface DiscoveryServiceOptions {
   endpoint?: (server: StoredMCPServer) => string;
 }
 
-interface Watched {
-  /** What a run depends on beyond the schedule: spec, a user's request, the token's Secret. */
-  inputs: string;
-  eligible: boolean;
-}
-
 export class DiscoveryService {
   readonly #results: ResultStore;
   readonly #baselines: BaselineResolver;
   readonly #scheduler: DiscoveryScheduler;
-  readonly #watched = new Map<string, Watched>();
+  /** Per server, what its runs depend on beyond the schedule (see #inputs). */
+  readonly #inputs = new Map<string, string>();
   readonly #secretVersion: DiscoveryServiceOptions['secretVersion'];
 
   constructor(o: DiscoveryServiceOptions) {
@@ -115,25 +110,26 @@ export class DiscoveryService {
     const key = keyOf(server);
     const enabled = discoveryEnabled(server.spec);
     const eligible = enabled && (server.spec.image === undefined || ready);
-    const inputs = this.#inputs(server);
-    const before = this.#watched.get(key);
-    this.#watched.set(key, { inputs, eligible });
+    const inputs = this.#inputsOf(server);
+    const before = this.#inputs.get(key);
+    this.#inputs.set(key, inputs);
     if (!eligible) {
       this.#scheduler.remove(key);
       // Not Ready: status keeps the last result. Disabled: there is nothing to keep.
       if (!enabled) this.#results.forget(key);
       return;
     }
-    // A new entry runs at once; a known one when what it depends on changed.
+    // What a run depends on changed: a run in flight (on an old URL that hangs, say) is of no
+    // use any more, so it is cancelled, and the new entry runs at once. So does a new server.
+    if (before !== inputs) this.#scheduler.remove(key);
     this.#scheduler.upsert(key, {
       intervalMs: intervalMs(server.spec),
       timeoutMs: timeoutMs(server.spec),
     });
-    if (before?.eligible === true && before.inputs !== inputs) this.#scheduler.trigger(key);
   }
 
   /** The spec's generation, the DISCOVER_ANNOTATION and the version of the token's Secret. */
-  #inputs(server: StoredMCPServer): string {
+  #inputsOf(server: StoredMCPServer): string {
     const { namespace, generation, annotations } = server.metadata;
     const secret = server.spec.auth?.secretRef.name;
     return JSON.stringify([
@@ -148,13 +144,13 @@ export class DiscoveryService {
     this.#scheduler.remove(key);
     this.#results.forget(key);
     this.#baselines.forget(key);
-    this.#watched.delete(key);
+    this.#inputs.delete(key);
   }
 
   /** Leadership ends: no more runs, and a later term starts from status as written. */
   async stop(): Promise<void> {
     await this.#scheduler.stop();
-    for (const key of [...this.#watched.keys()]) this.forget(key);
+    for (const key of [...this.#inputs.keys()]) this.forget(key);
     this.#results.clear();
   }
 }
