@@ -22,6 +22,8 @@ import { isAlive } from './processes.ts';
 
 interface State {
   pid: number;
+  /** The control plane's working directory: every component's command line names it. */
+  dir: string;
   kubeconfig: string;
   server: string;
   components: Component[];
@@ -94,6 +96,7 @@ async function serve(): Promise<number> {
   });
   const state: State = {
     pid: process.pid,
+    dir: plane.dir,
     kubeconfig: plane.kubeconfigPath,
     server: plane.server,
     components: plane.components(),

@@ -27,6 +27,7 @@ const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-s
  * the command line.
  */
 async function listenersFrom(port: number, dir: string): Promise<string[]> {
+  expect(dir, 'the control plane directory').toMatch(/^\/./);
   const { stdout } = await execFileAsync('ss', ['-Hltnp', `sport = :${port}`]);
   const pids = [...stdout.matchAll(/pid=(\d+)/g)].map((match) => match[1] ?? '');
   const commands = await Promise.all(
