@@ -76,7 +76,7 @@ describe('two replicas', () => {
     leader.process.kill('SIGKILL');
     await leader.exited;
     // client-go timings: the lease (15 s) must expire on the standby's clock first.
-    const { leader: next } = await electedAmong(others, 40_000);
+    const { leader: next } = await electedAmong(others, 60_000);
     expect(await leaseHolder()).not.toBe(holder);
     await k.create('two', WEB);
     await k.waitForReady('two', 'True');
