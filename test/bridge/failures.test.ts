@@ -10,10 +10,12 @@ import {
   connect,
   messagesOf,
   post,
+  POST_HEADERS,
   rawSession,
   SERVERS,
   startTestBridge,
   textOf,
+  toolCall,
   waitFor,
 } from './harness.ts';
 
@@ -136,17 +138,8 @@ describe.each<SessionMode>(['PerSession', 'Shared'])(
       const aborted = new AbortController();
       const response = await fetch(bridge.url, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-session-id': session,
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'tools/call',
-          params: { name: 'progress', arguments: { steps: 30 }, _meta: { progressToken: 1 } },
-        }),
+        headers: { ...POST_HEADERS, 'mcp-session-id': session },
+        body: JSON.stringify(toolCall(1, 'progress', { steps: 30 }, { progressToken: 1 })),
         signal: aborted.signal,
       });
       const reader = response.body!.getReader();
@@ -178,16 +171,9 @@ describe('many sessions', { timeout: 120_000 }, () => {
     const sessions = await Promise.all(Array.from({ length: 1_000 }, () => rawSession(bridge.url)));
     const answers = await Promise.all(
       sessions.map(async (session, i) => {
-        const response = await post(
-          bridge.url,
-          {
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'tools/call',
-            params: { name: 'echo', arguments: { text: `session ${i}` } },
-          },
-          { 'mcp-session-id': session },
-        );
+        const response = await post(bridge.url, toolCall(1, 'echo', { text: `session ${i}` }), {
+          'mcp-session-id': session,
+        });
         return (await messagesOf(response))[0];
       }),
     );

@@ -120,6 +120,19 @@ export const INITIALIZE = {
   },
 } as const;
 
+/** A raw `tools/call` request; `meta` becomes the request's `_meta` (e.g. a progress token). */
+export const toolCall = (
+  id: number | string,
+  name: string,
+  args: Record<string, unknown> = {},
+  meta?: Record<string, unknown>,
+) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+});
+
 /** Opens a session with raw HTTP: initialize + initialized. Returns the session id. */
 export async function rawSession(url: string): Promise<string> {
   const response = await post(url, INITIALIZE);

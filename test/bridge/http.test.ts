@@ -15,24 +15,13 @@ import {
   SERVERS,
   sseEvents,
   startTestBridge,
+  toolCall,
   waitFor,
   tempDir,
 } from './harness.ts';
 
 const fixtureBridge = (options: Parameters<typeof startTestBridge>[0] = {}) =>
   startTestBridge({ command: SERVERS.misbehaving(), ...options });
-
-const call = (
-  id: number | string,
-  name: string,
-  args: Record<string, unknown> = {},
-  meta?: Record<string, unknown>,
-) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
-});
 
 /** Reads an SSE response until `until` matches an event, then stops reading. */
 async function readEvents(
@@ -236,8 +225,8 @@ describe('sessions', () => {
     const session = await rawSession(bridge.url);
     const headers = { 'mcp-session-id': session };
     const [a, b] = await Promise.all([
-      post(bridge.url, call('7', 'echo', { text: 'string' }), headers),
-      post(bridge.url, call(7, 'echo', { text: 'number' }), headers),
+      post(bridge.url, toolCall('7', 'echo', { text: 'string' }), headers),
+      post(bridge.url, toolCall(7, 'echo', { text: 'number' }), headers),
     ]);
     expect(await a.json()).toMatchObject({ id: '7', result: { content: [{ text: 'string' }] } });
     expect(await b.json()).toMatchObject({ id: 7, result: { content: [{ text: 'number' }] } });
@@ -263,7 +252,7 @@ describe('streams', () => {
     const session = await rawSession(bridge.url);
     const response = await post(
       bridge.url,
-      call(3, 'progress', { steps: 2 }, { progressToken: 'tok' }),
+      toolCall(3, 'progress', { steps: 2 }, { progressToken: 'tok' }),
       { 'mcp-session-id': session },
     );
     expect(response.headers.get('content-type')).toBe('text/event-stream');
@@ -307,7 +296,9 @@ describe('streams', () => {
     expect(second.status).toBe(409);
     await second.text();
 
-    const changed = await post(bridge.url, call(4, 'change-tools'), { 'mcp-session-id': session });
+    const changed = await post(bridge.url, toolCall(4, 'change-tools'), {
+      'mcp-session-id': session,
+    });
     expect(await messagesOf(changed)).toEqual([
       { jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: 'changed' }] } },
     ]);
@@ -322,7 +313,7 @@ describe('streams', () => {
     const session = await rawSession(bridge.url);
     const response = await post(
       bridge.url,
-      call(5, 'progress', { steps: 20 }, { progressToken: 9 }),
+      toolCall(5, 'progress', { steps: 20 }, { progressToken: 9 }),
       { 'mcp-session-id': session },
     );
     // The client reads two progress events, then its connection drops.
@@ -365,7 +356,7 @@ describe('operations', () => {
     expect(await (await fetch(`${base}/readyz`)).text()).toBe('ready\n');
     const session = await rawSession(bridge.url);
     await (
-      await post(bridge.url, call(1, 'echo', { text: 'x' }), { 'mcp-session-id': session })
+      await post(bridge.url, toolCall(1, 'echo', { text: 'x' }), { 'mcp-session-id': session })
     ).text();
     await (
       await post(

@@ -16,6 +16,7 @@ import {
   SERVERS,
   startTestBridge,
   textOf,
+  toolCall,
   waitFor,
 } from './harness.ts';
 
@@ -29,18 +30,6 @@ interface Stats {
 
 const sharedBridge = () =>
   startTestBridge({ sessionMode: 'Shared', command: SERVERS.misbehaving() });
-
-const call = (
-  id: number | string,
-  name: string,
-  args: Record<string, unknown> = {},
-  meta?: Record<string, unknown>,
-) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'tools/call',
-  params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
-});
 
 describe('Shared mode', () => {
   it('initializes the child once and replays its result to later sessions', async () => {
@@ -65,7 +54,7 @@ describe('Shared mode', () => {
     const [answerA, answerB] = await Promise.all(
       [a, b].map(async (session) =>
         messagesOf(
-          await post(bridge.url, call(1, 'progress', { steps: 3 }, { progressToken: 'same' }), {
+          await post(bridge.url, toolCall(1, 'progress', { steps: 3 }, { progressToken: 'same' }), {
             'mcp-session-id': session,
           }),
         ),
@@ -82,7 +71,7 @@ describe('Shared mode', () => {
       ).toBe(true);
     }
     const stats = (
-      await messagesOf(await post(bridge.url, call(2, 'stats'), { 'mcp-session-id': a }))
+      await messagesOf(await post(bridge.url, toolCall(2, 'stats'), { 'mcp-session-id': a }))
     )[0] as { result: unknown };
     const seen = JSON.parse(textOf(stats.result)) as Stats;
     expect(new Set(seen.progressTokens).size).toBe(2); // mapped to distinct tokens for the child
@@ -91,8 +80,8 @@ describe('Shared mode', () => {
   it('maps a cancellation to the right request of the right session', async () => {
     const bridge = await sharedBridge();
     const [a, b] = [await rawSession(bridge.url), await rawSession(bridge.url)];
-    const hangingA = post(bridge.url, call(5, 'hang'), { 'mcp-session-id': a });
-    const hangingB = post(bridge.url, call(5, 'hang'), { 'mcp-session-id': b });
+    const hangingA = post(bridge.url, toolCall(5, 'hang'), { 'mcp-session-id': a });
+    const hangingB = post(bridge.url, toolCall(5, 'hang'), { 'mcp-session-id': b });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const cancel = {
       jsonrpc: '2.0',
@@ -105,7 +94,7 @@ describe('Shared mode', () => {
       textOf(
         (
           (
-            await messagesOf(await post(bridge.url, call(6, 'stats'), { 'mcp-session-id': b }))
+            await messagesOf(await post(bridge.url, toolCall(6, 'stats'), { 'mcp-session-id': b }))
           )[0] as { result: unknown }
         ).result,
       ),
