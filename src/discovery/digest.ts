@@ -8,6 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { DIGEST_PATTERN, TOOL_FIELDS, type ToolField } from '../api/v1alpha1/tools.ts';
 import { operatorError } from '../errors.ts';
 
 export type Digest = `sha256:${string}`;
@@ -17,18 +18,12 @@ export type Digest = `sha256:${string}`;
  * contract with the model and the caller, each digested on its own. `name` is the identity and
  * is covered only by the whole digest. `_meta` and `icons` are left out: `_meta` is reserved
  * for implementation metadata that may vary per response, and icons are presentation that
- * neither the model nor the caller depends on.
+ * neither the model nor the caller depends on. The list itself is the API's TOOL_FIELDS, which
+ * status.drift names fields from.
  */
-export const DIGEST_FIELDS = [
-  'title',
-  'description',
-  'inputSchema',
-  'outputSchema',
-  'annotations',
-  'execution',
-] as const;
+export const DIGEST_FIELDS = TOOL_FIELDS;
 
-export type DigestField = (typeof DIGEST_FIELDS)[number];
+export type DigestField = ToolField;
 
 /** Anything shaped like an MCP `Tool`; other keys are ignored. */
 export type ToolLike = { readonly name: string } & { readonly [F in DigestField]?: unknown };
@@ -36,10 +31,10 @@ export type ToolLike = { readonly name: string } & { readonly [F in DigestField]
 /** Per-field digests; a field the tool does not have has no entry. */
 export type FieldDigests = { [F in DigestField]?: Digest };
 
-const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+const DIGEST = new RegExp(DIGEST_PATTERN);
 
 export function isDigest(value: unknown): value is Digest {
-  return typeof value === 'string' && DIGEST_PATTERN.test(value);
+  return typeof value === 'string' && DIGEST.test(value);
 }
 
 /**

@@ -11,7 +11,8 @@ export const DRIFT_POLICIES = ['Warn', 'Enforce'] as const;
 
 /**
  * The parts of an MCP `Tool` that are digested and compared one by one (MCP 2025-11-25,
- * server/tools, "Tool"). Must equal DIGEST_FIELDS in src/discovery/digest.ts; a test pins it.
+ * server/tools, "Tool"). The one list: src/discovery/digest.ts digests exactly these
+ * (DIGEST_FIELDS), and says why these and no others.
  */
 export const TOOL_FIELDS = [
   'title',
