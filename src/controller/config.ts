@@ -8,22 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../duration.ts';
 import { operatorError } from '../errors.ts';
+import type { LeaseSettings } from './leader.ts';
 
 export interface ControllerConfig {
   /** Namespaces to watch; empty watches every namespace. */
   namespaces: string[];
   /** MCPServers reconciled at once. */
   concurrency: number;
-  leaderElection: {
-    enabled: boolean;
-    namespace: string;
-    name: string;
-    /** Unique per process. */
-    identity: string;
-    leaseDurationMs: number;
-    renewDeadlineMs: number;
-    retryPeriodMs: number;
-  };
+  leaderElection: { enabled: boolean } & LeaseSettings;
   /** Our image: init container and bridge sidecar of stdio servers. */
   bridgeImage: string;
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';

@@ -38,8 +38,8 @@ interface Lease {
   spec?: LeaseSpec;
 }
 
-export interface LeaderElectionOptions {
-  client: KubeClient;
+/** Which Lease, who we are, and the timings: what the controller's configuration decides. */
+export interface LeaseSettings {
   namespace: string;
   name: string;
   /** Unique per process: pod name plus a random suffix. */
@@ -47,6 +47,10 @@ export interface LeaderElectionOptions {
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+}
+
+export interface LeaderElectionOptions extends LeaseSettings {
+  client: KubeClient;
   log: Logger;
 }
 
