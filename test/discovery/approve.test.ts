@@ -8,8 +8,8 @@ import {
 } from '../../src/discovery/approve.ts';
 import { computeDrift, isDrifted } from '../../src/discovery/drift.ts';
 import type { Tool } from '../../src/discovery/schemas.ts';
-import { type SnapshotTool, takeSnapshot } from '../../src/discovery/snapshot.ts';
 import { OperatorError } from '../../src/errors.ts';
+import { snapshotOf } from './fixtures.ts';
 
 /** Values YAML likes to reinterpret, and text a folded line would change. */
 const tricky: Tool = {
@@ -31,18 +31,8 @@ const tricky: Tool = {
 
 const plain: Tool = { name: 'plain', inputSchema: { type: 'object' } };
 
-function snapshot(...tools: Tool[]): SnapshotTool[] {
-  return takeSnapshot({
-    protocolVersion: '2025-11-25',
-    serverInfo: undefined,
-    capabilities: { tools: {} },
-    instructions: undefined,
-    tools,
-  }).tools;
-}
-
 describe('approve', () => {
-  const tools = snapshot(tricky, plain);
+  const tools = snapshotOf(tricky, plain);
 
   it.each(['digests', 'definitions'] as const)(
     'the %s it writes, read back from YAML, leave no drift',

@@ -7,7 +7,7 @@ import {
 } from '../../src/discovery/drift.ts';
 import { formatDrift } from '../../src/discovery/format.ts';
 import type { Tool } from '../../src/discovery/schemas.ts';
-import { type SnapshotTool, takeSnapshot } from '../../src/discovery/snapshot.ts';
+import { snapshotOf } from './fixtures.ts';
 
 /** A realistic tool: nested object, enum, bounds, an output schema and hints. */
 function search(): Tool {
@@ -41,16 +41,6 @@ function search(): Tool {
     },
     annotations: { readOnlyHint: true, openWorldHint: false },
   };
-}
-
-function snapshotOf(...tools: Tool[]): SnapshotTool[] {
-  return takeSnapshot({
-    protocolVersion: '2025-11-25',
-    serverInfo: undefined,
-    capabilities: { tools: {} },
-    instructions: undefined,
-    tools,
-  }).tools;
 }
 
 /** The baseline `approve --definitions` would write for these tools. */
