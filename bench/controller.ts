@@ -10,25 +10,21 @@
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
  */
-import { spawn } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
-import { connect, type KubeClient } from '../src/controller/kube/client.ts';
-import { loadClientConfig } from '../src/controller/kube/config.ts';
+import type { KubeClient } from '../src/controller/kube/client.ts';
+import { MCP_SERVER, collectionPath } from '../src/controller/kube/resources.ts';
 import {
-  MCP_SERVER,
-  NAMESPACE,
-  collectionPath,
-  objectPath,
-} from '../src/controller/kube/resources.ts';
-import { ensureBinaries } from '../test/cluster/build.ts';
-import { ControlPlane } from '../test/cluster/control-plane.ts';
+  benchCluster,
+  counters,
+  createNamespace,
+  deleteNamespace,
+  peakRssMb,
+  pool,
+  quiet,
+  startOperatorProcess,
+  waitUntil,
+} from './harness.ts';
 
-const CLI = join(import.meta.dirname, '..', 'src', 'cli.ts');
 /** Short, so that the steady-state measurement sees a full resync of every server. */
 const RESYNC = '20s';
 const CREATE_CONCURRENCY = 32;
@@ -43,44 +39,6 @@ interface Result {
   peakRssMb: number;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === 'object' && address !== null ? address.port : 0;
-}
-
-/** Sums of the operator's request and reconcile counters, from its /metrics. */
-async function counters(url: string) {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const sum = (re: RegExp, keep: (m: RegExpMatchArray) => boolean = () => true) =>
-    [...text.matchAll(re)].filter(keep).reduce((total, m) => total + Number(m.at(-1)), 0);
-  const requests = /^mcp_operator_kube_requests_total\{verb="(\w+)",code="\d+"\} (\d+)$/gm;
-  return {
-    requests: sum(requests, (m) => m[1] !== 'WATCH'),
-    writes: sum(requests, (m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m[1]!)),
-    reconciles: sum(/^mcp_operator_reconcile_total\{result="\w+"\} (\d+)$/gm),
-  };
-}
-
-/** Peak resident set size of a process (Linux VmHWM), in MiB. */
-async function peakRssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) / 1024;
-}
-
-async function pool<T>(items: T[], size: number, work: (item: T) => Promise<unknown>) {
-  const queue = [...items];
-  await Promise.all(
-    Array.from({ length: size }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
-    }),
-  );
-}
-
 async function readyCount(client: KubeClient, namespace: string): Promise<number> {
   const list = await client.request<{ items: MCPServer[] }>({
     method: 'GET',
@@ -93,51 +51,19 @@ async function readyCount(client: KubeClient, namespace: string): Promise<number
   ).length;
 }
 
-/** Polls once a second: listing every MCPServer is itself load on the API server. */
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await sleep(1000);
-  }
-}
-
 async function run(
   client: KubeClient,
   kubeconfig: string,
   n: number,
   flags: string[],
 ): Promise<Result> {
-  const namespace = `bench-${n}-${Date.now().toString(36)}`;
-  await client.request({
-    method: 'POST',
-    path: collectionPath(NAMESPACE),
-    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
-  });
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const logFile = join(tmpdir(), `${namespace}-operator.log`);
-  const log = openSync(logFile, 'w');
-  const operator = spawn(
-    process.execPath,
-    [
-      CLI,
-      'controller',
-      `--namespaces=${namespace}`,
-      '--no-leader-elect',
-      `--metrics-address=127.0.0.1:${port}`,
-      `--resync-period=${RESYNC}`,
-      ...flags,
-    ],
-    { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', log, log] },
-  );
-  closeSync(log);
+  const namespace = await createNamespace(client, `bench-${n}`);
+  const operator = await startOperatorProcess(kubeconfig, namespace, [
+    `--resync-period=${RESYNC}`,
+    ...flags,
+  ]);
+  const { url } = operator;
   try {
-    await waitUntil(
-      'the operator to be ready',
-      async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.ok === true,
-      60_000,
-    );
     const before = await counters(url);
     const names = Array.from({ length: n }, (_, i) => `srv-${i}`);
     const started = Date.now();
@@ -168,16 +94,10 @@ async function run(
     const readySeconds = (Date.now() - started) / 1000;
     const converged = await counters(url);
     // Quiet first (trailing event bumps, last status writes), then through one full resync.
-    let quiet = converged;
-    for (;;) {
-      await sleep(3000);
-      const now = await counters(url);
-      if (now.writes === quiet.writes) break;
-      quiet = now;
-    }
+    const settled = await quiet(url);
     await waitUntil(
       'a full resync',
-      async () => (await counters(url)).reconciles >= quiet.reconciles + n,
+      async () => (await counters(url)).reconciles >= settled.reconciles + n,
       120_000,
     );
     const resynced = await counters(url);
@@ -186,15 +106,13 @@ async function run(
       readySeconds,
       requestsPerObject: (converged.requests - before.requests) / n,
       writesPerObject: (converged.writes - before.writes) / n,
-      resyncPasses: resynced.reconciles - quiet.reconciles,
-      resyncWrites: resynced.writes - quiet.writes,
-      peakRssMb: await peakRssMb(operator.pid!),
+      resyncPasses: resynced.reconciles - settled.reconciles,
+      resyncWrites: resynced.writes - settled.writes,
+      peakRssMb: await peakRssMb(operator.pid),
     };
   } finally {
-    const exited = new Promise((resolve) => operator.once('exit', resolve));
-    operator.kill('SIGTERM');
-    await exited;
-    await client.request({ method: 'DELETE', path: objectPath(NAMESPACE, undefined, namespace) });
+    await operator.stop();
+    await deleteNamespace(client, namespace);
   }
 }
 
@@ -203,21 +121,15 @@ async function main(): Promise<void> {
   const flags = args.filter((a) => a.startsWith('--'));
   const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
   const ns = sizes.length > 0 ? sizes : [100, 500, 1000];
-  const external = process.env.KUBECONFIG;
-  const plane = external
-    ? undefined
-    : await ControlPlane.start({ binaries: await ensureBinaries() });
-  const kubeconfig = external ?? plane!.kubeconfigPath;
-  const client = connect(await loadClientConfig({ kubeconfig, env: {} }));
+  const cluster = await benchCluster();
   const results: Result[] = [];
   try {
     for (const n of ns) {
       process.stderr.write(`N=${n}…\n`);
-      results.push(await run(client, kubeconfig, n, flags));
+      results.push(await run(cluster.client, cluster.kubeconfig, n, flags));
     }
   } finally {
-    client.close();
-    await plane?.stop();
+    await cluster.stop();
   }
   console.log(
     '   N  all Ready (s)  requests/server  writes/server  resync passes  resync writes  peak RSS (MiB)',

@@ -9,27 +9,15 @@
  * Prints: time per round, this process's CPU time and peak RSS, failures, status changes.
  */
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { isDeepStrictEqual } from 'node:util';
 import { discover } from '../src/discovery/client.ts';
 import { computeDrift, driftStatus } from '../src/discovery/drift.ts';
 import { DiscoveryScheduler, SCHEDULER_DEFAULTS } from '../src/discovery/scheduler.ts';
 import { type CompactDiscovery, compactStatus, takeSnapshot } from '../src/discovery/snapshot.ts';
+import { startFixture, stopFixtures } from './harness.ts';
 
 const servers = Number(process.argv[2] ?? 1000);
 const processes = Number(process.argv[3] ?? 4);
-
-async function startFixture(
-  era: 'modern' | 'legacy',
-): Promise<{ child: ChildProcess; port: number }> {
-  const script = new URL('./discovery-servers.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, [script, era], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
-  const port = Number(/listening (\d+)/.exec(chunk.toString())?.[1]);
-  if (!Number.isInteger(port)) throw new Error(`fixture did not start: ${chunk.toString()}`);
-  return { child, port };
-}
 
 const fixtures = await Promise.all(
   Array.from({ length: processes }, (_, i) => startFixture(i % 2 === 0 ? 'modern' : 'legacy')),
@@ -110,8 +98,5 @@ try {
 } finally {
   clearInterval(sampler);
   await scheduler.stop();
-  const running = fixtures.map(({ child }) => child).filter((child) => child.exitCode === null);
-  const exited = running.map((child) => once(child, 'exit'));
-  for (const child of running) child.kill('SIGTERM');
-  await Promise.all(exited);
+  await stopFixtures(fixtures);
 }

@@ -1,0 +1,239 @@
+/**
+ * What the operator benchmarks share: a control plane (the one KUBECONFIG names, or the local
+ * one of test/cluster) with the MCPServer CRD applied, the operator as its own process (`node src/cli.ts controller`) with its
+ * /metrics read as counters, its peak RSS and CPU time from /proc, and the discovery fixture
+ * processes (bench/discovery-servers.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { load } from 'js-yaml';
+import { CRD_FILE, CRD_NAME } from '../src/api/crd.ts';
+import { connect, type KubeClient } from '../src/controller/kube/client.ts';
+import { loadClientConfig } from '../src/controller/kube/config.ts';
+import {
+  NAMESPACE,
+  collectionPath,
+  objectPath,
+  type ResourceType,
+} from '../src/controller/kube/resources.ts';
+import { ensureBinaries } from '../test/cluster/build.ts';
+import { ControlPlane } from '../test/cluster/control-plane.ts';
+
+const CLI = join(import.meta.dirname, '..', 'src', 'cli.ts');
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+/** Sums of the operator's counters, from its /metrics. */
+export async function counters(url: string) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const sum = (re: RegExp, keep: (m: RegExpMatchArray) => boolean = () => true) =>
+    [...text.matchAll(re)].filter(keep).reduce((total, m) => total + Number(m.at(-1)), 0);
+  const requests = /^mcp_operator_kube_requests_total\{verb="(\w+)",code="\d+"\} (\d+)$/gm;
+  return {
+    requests: sum(requests, (m) => m[1] !== 'WATCH'),
+    writes: sum(requests, (m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m[1]!)),
+    reconciles: sum(/^mcp_operator_reconcile_total\{result="\w+"\} (\d+)$/gm),
+    discoveries: sum(/^mcp_operator_discovery_duration_seconds_count\{result="\w+"\} (\d+)$/gm),
+  };
+}
+
+/** Peak resident set size of a process (Linux VmHWM), in MiB. */
+export async function peakRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc/<pid>/stat). */
+export async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksPerSecond = 100; // USER_HZ on Linux
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}
+
+export async function pool<T>(items: T[], size: number, work: (item: T) => Promise<unknown>) {
+  const queue = [...items];
+  await Promise.all(
+    Array.from({ length: size }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
+    }),
+  );
+}
+
+/** Polls once a second: listing every MCPServer is itself load on the API server. */
+export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await sleep(1000);
+  }
+}
+
+/** Waits until the operator has written nothing for a few seconds; returns its counters then. */
+export async function quiet(url: string): Promise<Awaited<ReturnType<typeof counters>>> {
+  let last = await counters(url);
+  for (;;) {
+    await sleep(3000);
+    const now = await counters(url);
+    if (now.writes === last.writes) return now;
+    last = now;
+  }
+}
+
+/** A cluster for the run: the one KUBECONFIG names, else the local control plane, started. */
+export async function benchCluster(): Promise<{
+  kubeconfig: string;
+  client: KubeClient;
+  stop(): Promise<void>;
+}> {
+  const external = process.env.KUBECONFIG;
+  const plane = external
+    ? undefined
+    : await ControlPlane.start({ binaries: await ensureBinaries() });
+  const kubeconfig = external ?? plane!.kubeconfigPath;
+  const client = connect(await loadClientConfig({ kubeconfig, env: {} }));
+  await installCrd(client);
+  return {
+    kubeconfig,
+    client,
+    async stop() {
+      client.close();
+      await plane?.stop();
+    },
+  };
+}
+
+const CRD: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
+/** Applies the committed MCPServer CRD (server-side apply) and waits until it is served. */
+async function installCrd(client: KubeClient): Promise<void> {
+  const crd = load(await readFile(join(import.meta.dirname, '..', CRD_FILE), 'utf8'));
+  const path = objectPath(CRD, undefined, CRD_NAME);
+  await client.request({
+    method: 'PATCH',
+    patchType: 'apply',
+    path,
+    query: { fieldManager: 'mcp-operator-bench', force: true },
+    body: crd,
+  });
+  await waitUntil(
+    `CRD ${CRD_NAME} Established`,
+    async () => {
+      const live = await client.request<{ status?: { conditions?: Condition[] } }>({
+        method: 'GET',
+        path,
+      });
+      return (
+        live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ??
+        false
+      );
+    },
+    60_000,
+  );
+}
+
+interface Condition {
+  type: string;
+  status: string;
+}
+
+export async function createNamespace(client: KubeClient, prefix: string): Promise<string> {
+  const namespace = `${prefix}-${Date.now().toString(36)}`;
+  await client.request({
+    method: 'POST',
+    path: collectionPath(NAMESPACE),
+    body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } },
+  });
+  return namespace;
+}
+
+export function deleteNamespace(client: KubeClient, namespace: string): Promise<unknown> {
+  return client.request({ method: 'DELETE', path: objectPath(NAMESPACE, undefined, namespace) });
+}
+
+export interface OperatorProcess {
+  /** `http://127.0.0.1:<port>` of /readyz and /metrics. */
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** `mcp-operator controller` watching `namespace`, its log in a temp file; ready when it returns. */
+export async function startOperatorProcess(
+  kubeconfig: string,
+  namespace: string,
+  flags: string[],
+): Promise<OperatorProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const log = openSync(join(tmpdir(), `${namespace}-operator.log`), 'w');
+  const operator = spawn(
+    process.execPath,
+    [
+      CLI,
+      'controller',
+      `--namespaces=${namespace}`,
+      '--no-leader-elect',
+      `--metrics-address=127.0.0.1:${port}`,
+      ...flags,
+    ],
+    { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', log, log] },
+  );
+  closeSync(log);
+  const stop = async () => {
+    if (operator.exitCode !== null) return;
+    const exited = once(operator, 'exit');
+    operator.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await waitUntil(
+      'the operator to be ready',
+      async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.ok === true,
+      60_000,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, pid: operator.pid!, stop };
+}
+
+/** A process of bench/discovery-servers.ts serving many light MCP servers on one port. */
+export async function startFixture(
+  era: 'modern' | 'legacy',
+): Promise<{ child: ChildProcess; port: number }> {
+  const script = join(import.meta.dirname, 'discovery-servers.ts');
+  const child = spawn(process.execPath, [script, era], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
+  const port = Number(/listening (\d+)/.exec(chunk.toString())?.[1]);
+  if (!Number.isInteger(port)) throw new Error(`fixture did not start: ${chunk.toString()}`);
+  return { child, port };
+}
+
+export async function stopFixtures(fixtures: { child: ChildProcess }[]): Promise<void> {
+  const running = fixtures.map(({ child }) => child).filter((child) => child.exitCode === null);
+  const exited = running.map((child) => once(child, 'exit'));
+  for (const child of running) child.kill('SIGTERM');
+  await Promise.all(exited);
+}
