@@ -278,6 +278,32 @@ const CASES: [string, Spec, string[]][] = [
     ],
   ],
   [
+    'field digests beside a definition',
+    tools({
+      approved: {
+        tools: [
+          {
+            name: 'echo',
+            fields: { description: 'sha256:0123456789ab' },
+            definition: { inputSchema: { type: 'object' } },
+          },
+        ],
+      },
+    }),
+    [
+      'spec.tools.approved.tools[0].fields: Forbidden: fields goes with digest: a definition has its field digests computed from it',
+    ],
+  ],
+  [
+    'a malformed field digest',
+    tools({
+      approved: { tools: [{ name: 'echo', digest: DIGEST, fields: { title: 'sha256:abc' } }] },
+    }),
+    [
+      'spec.tools.approved.tools[0].fields.title: Invalid value: "sha256:abc": a field digest is sha256: followed by 12 or 64 lowercase hex digits',
+    ],
+  ],
+  [
     'a definition without inputSchema',
     tools({ approved: { tools: [{ name: 'echo', definition: { description: 'x' } }] } }),
     ['spec.tools.approved.tools[0].definition.inputSchema: Required value', NOT_CHECKED],
@@ -516,6 +542,11 @@ describe('the API server accepts valid MCPServers', () => {
           approved: {
             tools: [
               { name: 'echo', digest: DIGEST },
+              {
+                name: 'search',
+                digest: DIGEST,
+                fields: { description: 'sha256:0123456789ab', inputSchema: DIGEST },
+              },
               {
                 name: 'add',
                 definition: {

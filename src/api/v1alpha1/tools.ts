@@ -59,7 +59,13 @@ const fieldDigest = (field: string) =>
   Type.Optional(
     Type.String({
       description: `Digest of the tool's ${field}; absent when the tool has none.`,
-      pattern: FIELD_DIGEST_PATTERN,
+      maxLength: 71,
+      'x-kubernetes-validations': [
+        {
+          rule: `self.matches('${FIELD_DIGEST_PATTERN}')`,
+          message: 'a field digest is sha256: followed by 12 or 64 lowercase hex digits',
+        },
+      ],
     }),
   );
 
