@@ -148,15 +148,29 @@ function disabled(input: DiscoveryStatusInput): DiscoveryStatusPart {
         DiscoveredReason.Disabled,
         'spec.discovery.enabled is false: nothing discovers the tools of this server.',
       ),
-      condition(
-        input,
-        ConditionType.Drifted,
-        ConditionStatus.Unknown,
-        DriftedReason.NotDiscovered,
-        'Discovery is disabled, so the tools are not compared with spec.tools.approved.',
-      ),
+      // An invalid baseline still matters: under Enforce the bridge then refuses every tool.
+      invalidBaseline(input) ??
+        condition(
+          input,
+          ConditionType.Drifted,
+          ConditionStatus.Unknown,
+          DriftedReason.NotDiscovered,
+          'Discovery is disabled, so the tools are not compared with spec.tools.approved.',
+        ),
     ],
   };
+}
+
+function invalidBaseline(input: DiscoveryStatusInput): Condition | undefined {
+  if (input.baseline.kind !== 'invalid') return undefined;
+  const message = `${input.baseline.message} Drift cannot be checked until the baseline is fixed.`;
+  return condition(
+    input,
+    ConditionType.Drifted,
+    ConditionStatus.Unknown,
+    DriftedReason.BaselineInvalid,
+    message,
+  );
 }
 
 // --- status.discovery and Discovered --------------------------------------------------------
@@ -273,13 +287,8 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   const { baseline, result, previous } = input;
   const make = (status: ConditionStatus, reason: DriftedReason, message: string) =>
     condition(input, ConditionType.Drifted, status, reason, message);
-  if (baseline.kind === 'invalid') {
-    const message = `${baseline.message} Drift cannot be checked until the baseline is fixed.`;
-    return {
-      condition: make(ConditionStatus.Unknown, DriftedReason.BaselineInvalid, message),
-      drift: undefined,
-    };
-  }
+  const invalid = invalidBaseline(input);
+  if (invalid !== undefined) return { condition: invalid, drift: undefined };
   const success = result?.success;
   if (success === undefined) {
     // After a restart: the comparison status holds is the best there is until a run succeeds.

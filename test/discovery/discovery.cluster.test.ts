@@ -307,3 +307,51 @@ describe('a baseline in a ConfigMap', () => {
     });
   });
 });
+
+describe('an enforced stdio server with its baseline in a ConfigMap', () => {
+  it('gets that baseline in its bridge policy, and none while the baseline is invalid', async () => {
+    const approved = [fixtureTool('alpha'), fixtureTool('beta')];
+    const baseline = (text: string) => ({
+      metadata: { name: 'enforced-baseline', namespace: ns.name },
+      data: { 'tools.yaml': text },
+    });
+    await k.core.createNamespacedConfigMap({
+      namespace: ns.name,
+      body: baseline(dump(approved.map(({ name, ...definition }) => ({ name, definition })))),
+    });
+    await k.create('enforced', {
+      image: 'example.com/mcp/tools:1',
+      transport: 'stdio',
+      command: ['mcp-tools'],
+      discovery: { enabled: false },
+      tools: {
+        driftPolicy: 'Enforce',
+        approved: { configMapRef: { name: 'enforced-baseline' } },
+      },
+    });
+    const policy = async () => {
+      const configMap = await k.core.readNamespacedConfigMap({
+        name: 'enforced-policy',
+        namespace: ns.name,
+      });
+      return JSON.parse(configMap.data?.['policy.json'] ?? '') as unknown;
+    };
+    const expected = { approved: approved.map((t) => ({ name: t.name, digest: toolDigest(t) })) };
+    await waitFor(
+      'the policy to carry the baseline',
+      async () =>
+        JSON.stringify(await policy().catch(() => undefined)) === JSON.stringify(expected),
+    );
+
+    await k.core.replaceNamespacedConfigMap({
+      name: 'enforced-baseline',
+      namespace: ns.name,
+      body: baseline('not: a list'),
+    });
+    await waitFor(
+      'the policy to approve nothing',
+      async () => JSON.stringify(await policy()) === JSON.stringify({ approved: [] }),
+    );
+    await waitForCondition(k, 'enforced', 'Drifted', 'Unknown', 'BaselineInvalid');
+  });
+});

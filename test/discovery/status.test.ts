@@ -324,6 +324,16 @@ describe('discoveryStatus', () => {
     });
   });
 
+  it('still reports an invalid baseline with discovery disabled (Enforce refuses every tool)', () => {
+    const part = discoveryStatus(
+      input({
+        spec: { discovery: { enabled: false } },
+        baseline: { kind: 'invalid', message: 'ConfigMap ns/b does not exist.' },
+      }),
+    );
+    expect(byType(part).drifted).toMatchObject({ status: 'Unknown', reason: 'BaselineInvalid' });
+  });
+
   it('says when discovery is disabled and drops what it recorded', () => {
     const previous = written(discoveryStatus(input({ result: success(snapshotOf(search)) })));
     const part = discoveryStatus(input({ previous, spec: { discovery: { enabled: false } } }));
