@@ -92,6 +92,10 @@ export const ERRORS = {
     message: (secret: string, problem: string) =>
       `cannot read the bearer token for discovery: Secret ${secret} (spec.auth.secretRef) ${problem}`,
   }),
+  MCPOP_DISCOVERY_TOKEN_SECRET: define({
+    message: (secret: string, problem: string) =>
+      `cannot read the discovery token the bridge expects under driftPolicy Enforce: Secret ${secret} ${problem}; the operator creates it and the next pass puts it back`,
+  }),
   MCPOP_SNAPSHOT_INVALID: define({
     message: (source: string, reason: string) => `the snapshot in ${source} is invalid: ${reason}`,
   }),

@@ -3,10 +3,14 @@
  * SHOULD authenticate all connections). The token comes from a file (a mounted Secret, re-read
  * when it rotates) or from the environment. When a token is configured but cannot be read, every
  * request is refused: failing open would serve unauthenticated clients.
+ *
+ * Also the discovery token: the operator's proof, in DISCOVERY_TOKEN_HEADER, that a tools/list
+ * asking for the unfiltered list (UNFILTERED_LIST_META) comes from discovery. It comes from a
+ * file only; while that cannot be read, no request gets the unfiltered list.
  */
 
 import type { Logger } from 'pino';
-import { bearerMatches } from './guards.ts';
+import { bearerMatches, secretMatches } from './guards.ts';
 import { WatchedFile } from './watched-file.ts';
 
 export type AuthVerdict = 'ok' | 'denied' | 'unavailable';
@@ -53,4 +57,31 @@ export async function createAuth(options: {
     };
   }
   return undefined;
+}
+
+export interface DiscoveryToken {
+  /** Whether the value of DISCOVERY_TOKEN_HEADER is the discovery token. */
+  matches(presented: string | undefined): boolean;
+  stop(): void;
+}
+
+export async function createDiscoveryToken(options: {
+  file: string | undefined;
+  logger: Logger;
+}): Promise<DiscoveryToken | undefined> {
+  if (!options.file) return undefined;
+  const watched = new WatchedFile({
+    path: options.file,
+    parse: parseToken,
+    logger: options.logger,
+    what: 'discovery token',
+  });
+  await watched.start();
+  return {
+    matches: (presented) => {
+      const token = watched.value;
+      return token !== undefined && secretMatches(presented, token);
+    },
+    stop: () => watched.stop(),
+  };
 }

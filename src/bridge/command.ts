@@ -130,6 +130,7 @@ export function parseBridgeArgs(
     authTokenFile: text(BRIDGE_FLAGS.authTokenFile),
     authToken: env[BRIDGE_TOKEN_ENV],
     policyFile: text(BRIDGE_FLAGS.policyFile),
+    discoveryTokenFile: text(BRIDGE_FLAGS.discoveryTokenFile),
     supervisorDir,
     command: positionals.length > 0 ? positionals : undefined,
     graceMs: duration('--grace-period', text('--grace-period') ?? EXTRA_FLAGS['--grace-period']),

@@ -6,9 +6,10 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Auth } from './auth.ts';
+import type { Auth, DiscoveryToken } from './auth.ts';
 import { SessionLimitError, type Bridge } from './bridge.ts';
 import { accepts, BodyTooLarge, header, isJsonContent, originAllowed, readBody } from './guards.ts';
+import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from './contract.ts';
 import { classify, isRequest, WIRE, type JsonRpcMessage } from './jsonrpc.ts';
 import { replyEmpty, replyError } from './replies.ts';
 import { parseEventId } from './sse.ts';
@@ -21,6 +22,8 @@ export interface EndpointContext {
   maxBodyBytes: number;
   allowedOrigins: readonly string[];
   auth: Auth | undefined;
+  /** Who may list tools unfiltered (UNFILTERED_LIST_META); undefined: nobody. */
+  discoveryToken?: DiscoveryToken | undefined;
   logger: Logger;
   /** False while shutting down: no new sessions. */
   accepting: () => boolean;
@@ -96,6 +99,7 @@ async function post(
   }
   const message = await readMessage(ctx, req, res);
   if (!message) return;
+  dropUnprovenUnfiltered(ctx, req, message);
   if (ctx.modern?.claims(req, message)) return ctx.modern.handle(req, res, message);
 
   if (isRequest(message) && message.method === 'initialize')
@@ -105,6 +109,25 @@ async function post(
   if (isRequest(message)) return session.request(message, res);
   session.post(message);
   replyEmpty(res, 202, session.headers);
+}
+
+/**
+ * Removes UNFILTERED_LIST_META from a request that does not prove, with the discovery token, to
+ * come from discovery: without it the policy filters the list as for any agent. Silently, so a
+ * client learns nothing about the token from the answer.
+ */
+function dropUnprovenUnfiltered(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  message: JsonRpcMessage,
+): void {
+  if (!isRequest(message)) return;
+  const meta = message.params?._meta;
+  if (typeof meta !== 'object' || meta === null || !Object.hasOwn(meta, UNFILTERED_LIST_META))
+    return;
+  const presented = header(req, DISCOVERY_TOKEN_HEADER.toLowerCase());
+  if (ctx.discoveryToken?.matches(presented) === true) return;
+  delete (meta as Record<string, unknown>)[UNFILTERED_LIST_META];
 }
 
 /** The body as one JSON-RPC message, or an error answer and undefined. */

@@ -44,6 +44,15 @@ export function bearerMatches(header: string | undefined, expected: string): boo
   return timingSafeEqual(digest(presented), digest(expected)) && match !== null;
 }
 
+/**
+ * A secret presented in a header of its own (the discovery token) against the expected one,
+ * compared like bearerMatches: over SHA-256 digests, in constant time.
+ */
+export function secretMatches(presented: string | undefined, expected: string): boolean {
+  const value = presented?.trim() ?? '';
+  return timingSafeEqual(digest(value), digest(expected)) && value !== '';
+}
+
 /** True when the Accept header lists every one of the media types (or a wildcard for them). */
 export function accepts(req: IncomingMessage, ...types: string[]): boolean {
   const listed = (req.headers.accept ?? '')

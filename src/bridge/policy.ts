@@ -8,8 +8,10 @@
  *   over RFC 8785 canonical JSON, src/discovery/digest.ts — the digest discovery records).
  *
  * A tools/list request with `_meta["mcp-operator.dev/unfiltered"]: true` (UNFILTERED_LIST_META)
- * gets every tool: that is how discovery sees drifted tools to report them. It changes only what
- * that requester reads; calls are screened all the same.
+ * gets every tool: that is how discovery sees drifted tools to report them. The endpoint keeps
+ * the key only on a request that carries the discovery token (endpoint.ts); from any other
+ * client it is dropped before it gets here. It changes only what that requester reads; calls
+ * are screened all the same.
  *
  * `tools/call` is checked against the child's current tool list, not against what a client
  * claims: the bridge lists the tools itself when it has no fresh list (at first, and after the

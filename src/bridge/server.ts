@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { createAuth, type Auth } from './auth.ts';
+import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
 import { Bridge } from './bridge.ts';
 import type { SessionMode } from './contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
@@ -39,6 +39,8 @@ export interface BridgeOptions {
   /** Token from the environment, used when there is no token file. */
   authToken?: string;
   policyFile?: string;
+  /** The discovery token: only requests carrying it may list tools unfiltered. */
+  discoveryTokenFile?: string;
   /** Pod mode: the emptyDir shared with the supervisor. */
   supervisorDir?: string;
   /** Local mode: the server command. */
@@ -96,6 +98,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     envToken: options.authToken,
     logger,
   });
+  const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
   const bridge = new Bridge(
     {
       mode: options.sessionMode,
@@ -128,6 +131,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     maxBodyBytes: options.maxMessageBytes,
     allowedOrigins: options.allowedOrigins,
     auth,
+    discoveryToken,
     logger,
     accepting: () => accepting,
     modern,
@@ -199,6 +203,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     await closed;
     policy?.stop();
     auth?.stop();
+    discoveryToken?.stop();
     await probed;
   };
   let closing: Promise<void> | undefined;

@@ -10,8 +10,8 @@
  *   mapped by the instance label, since a Pod's owner is a ReplicaSet.
  * - Secrets and ConfigMaps, metadata only: their resourceVersions enter the pod template
  *   checksum of the servers that read them at start, so a changed Secret rolls the pods, and
- *   a changed baseline ConfigMap (spec.tools.approved.configMapRef) is read again. No Secret
- *   value is ever cached.
+ *   a changed baseline ConfigMap (spec.tools.approved.configMapRef) is read again. A Secret an
+ *   MCPServer controls (its discovery token) maps to it. No Secret value is ever cached.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -132,6 +132,9 @@ export class Caches {
         resource,
         metadataOnly: true,
         onChange: ({ object }) => {
+          // A Secret we own (the discovery token): deleted or edited, it is looked at again.
+          const owner = resource === SECRET ? ownerKey(object) : undefined;
+          if (owner !== undefined) o.enqueue(owner);
           const key = referenceKey(
             object.metadata.namespace ?? '',
             `${resource.kind}/${object.metadata.name}`,

@@ -79,6 +79,11 @@ export interface DiscoveryOptions {
   url: string;
   /** Sent as `Authorization: Bearer <token>`. */
   token?: string | undefined;
+  /**
+   * Sent in the DISCOVERY_TOKEN_HEADER header: proves to our bridge that this is discovery, so
+   * that it lists every tool (UNFILTERED_LIST_META). Only for a stdio server under Enforce.
+   */
+  discoveryToken?: string | undefined;
   timeoutMs?: number | undefined;
   maxBytes?: number | undefined;
   maxPages?: number | undefined;
@@ -114,7 +119,12 @@ type Call = (method: string, params: Record<string, unknown>) => Promise<Record<
 
 export async function discover(options: DiscoveryOptions): Promise<Discovery> {
   const limits = withDefaults(options);
-  const channel = openChannel({ ...limits, url: checkedUrl(options.url), token: options.token });
+  const channel = openChannel({
+    ...limits,
+    url: checkedUrl(options.url),
+    token: options.token,
+    discoveryToken: options.discoveryToken,
+  });
   try {
     if (channel.cancel?.aborted === true) {
       throw operatorError('MCPOP_DISCOVERY_CANCELLED', channel.displayUrl);
@@ -273,8 +283,9 @@ async function notify(channel: Channel, method: string, headers: Record<string, 
 
 /**
  * Asks our bridge for every tool, past its enforcement policy: drift must see the drifted and
- * unapproved tools the bridge hides from agents. Other servers ignore a `_meta` key they do not
- * know (2025-11-25 basic §_meta).
+ * unapproved tools the bridge hides from agents. The bridge honours it only with the discovery
+ * token (DiscoveryOptions.discoveryToken). Other servers ignore a `_meta` key they do not know
+ * (2025-11-25 basic §_meta).
  */
 const UNFILTERED = { [UNFILTERED_LIST_META]: true };
 

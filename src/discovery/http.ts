@@ -11,6 +11,7 @@
  */
 
 import { createParser } from 'eventsource-parser';
+import { DISCOVERY_TOKEN_HEADER } from '../bridge/contract.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 
 /** Limits and identity of one discovery run; every exchange of the run draws on the same budget. */
@@ -19,6 +20,8 @@ export interface Channel {
   /** The URL as error messages show it: no user info, no query (either may carry a secret). */
   readonly displayUrl: string;
   readonly token: string | undefined;
+  /** Sent in DISCOVERY_TOKEN_HEADER: our bridge then lists every tool (never logged). */
+  readonly discoveryToken: string | undefined;
   readonly timeoutMs: number;
   readonly maxBytes: number;
   /** Fires when the time budget is spent. */
@@ -35,6 +38,7 @@ export interface Channel {
 export interface ChannelOptions {
   url: string;
   token?: string | undefined;
+  discoveryToken?: string | undefined;
   timeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal | undefined;
@@ -60,6 +64,7 @@ export function openChannel(options: ChannelOptions): Channel {
     url: options.url,
     displayUrl: displayUrl(parsed),
     token: options.token,
+    discoveryToken: options.discoveryToken,
     timeoutMs: options.timeoutMs,
     maxBytes: options.maxBytes,
     deadline,
@@ -161,10 +166,15 @@ async function send(channel: Channel, method: string, init: RequestInit): Promis
   }
 }
 
+/** The run's credentials on top of `headers`: the bearer token and the discovery token. */
 function withAuth(channel: Channel, headers: Record<string, string>): Record<string, string> {
-  return channel.token === undefined
-    ? headers
-    : { ...headers, authorization: `Bearer ${channel.token}` };
+  return {
+    ...headers,
+    ...(channel.token === undefined ? {} : { authorization: `Bearer ${channel.token}` }),
+    ...(channel.discoveryToken === undefined
+      ? {}
+      : { [DISCOVERY_TOKEN_HEADER.toLowerCase()]: channel.discoveryToken }),
+  };
 }
 
 async function readErrorBody(

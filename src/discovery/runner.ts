@@ -1,6 +1,7 @@
 /**
  * One discovery run for one MCPServer, as the scheduler calls it: read the bearer token from
- * the Secret in spec.auth (a GET at each run; never logged, never in status), discover the
+ * the Secret in spec.auth, and for an enforced stdio server the discovery token from its
+ * `<name>-discovery` Secret (a GET at each run; never logged, never in status), discover the
  * server's endpoint, store the full snapshot in its ConfigMap (server-side apply, only when the
  * content changed), record the result and enqueue the server so that the reconcile pass writes
  * status from it.
@@ -12,10 +13,12 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
+import { DISCOVERY_TOKEN_KEY } from '../bridge/contract.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import { applyObject, covers } from '../controller/apply.ts';
 import { isNotFound, type KubeClient } from '../controller/kube/client.ts';
 import { CONFIG_MAP, SECRET, objectPath, type KubeObject } from '../controller/kube/resources.ts';
+import { needsDiscoveryToken } from '../controller/discovery-token.ts';
 import { objectMeta, objectNames, type StoredMCPServer } from '../controller/render/metadata.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
@@ -89,7 +92,42 @@ export class DiscoveryRunner {
 
   async #discover(server: StoredMCPServer, url: string, signal: AbortSignal): Promise<Snapshot> {
     const token = await this.#token(server, signal);
-    return takeSnapshot(await discover({ url, token, timeoutMs: timeoutMs(server.spec), signal }));
+    const discoveryToken = await this.#discoveryToken(server, signal);
+    return takeSnapshot(
+      await discover({ url, token, discoveryToken, timeoutMs: timeoutMs(server.spec), signal }),
+    );
+  }
+
+  /**
+   * The token that lets discovery see past the bridge's policy (the `<name>-discovery` Secret
+   * the controller creates for an enforced stdio server), read now; never logged, never in
+   * status. Without it discovery would see only the approved tools and miss every drifted one,
+   * so a missing one fails the run.
+   */
+  async #discoveryToken(server: StoredMCPServer, signal: AbortSignal): Promise<string | undefined> {
+    if (!needsDiscoveryToken(server)) return undefined;
+    const { namespace } = server.metadata;
+    const name = objectNames(server).discoverySecret;
+    const secret = `${namespace}/${name}`;
+    let body: { data?: Record<string, string> };
+    try {
+      body = await this.#o.client.request({
+        method: 'GET',
+        path: objectPath(SECRET, namespace, name),
+        signal,
+      });
+    } catch (error) {
+      if (isNotFound(error))
+        throw operatorError('MCPOP_DISCOVERY_TOKEN_SECRET', secret, 'does not exist');
+      throw error;
+    }
+    const encoded = body.data?.[DISCOVERY_TOKEN_KEY];
+    const token = Buffer.from(encoded ?? '', 'base64')
+      .toString('utf8')
+      .trim();
+    if (token === '')
+      throw operatorError('MCPOP_DISCOVERY_TOKEN_SECRET', secret, `has no ${DISCOVERY_TOKEN_KEY}`);
+    return token;
   }
 
   /** The token from spec.auth.secretRef, read now: a rotated Secret is used at the next run. */

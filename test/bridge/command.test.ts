@@ -21,6 +21,7 @@ describe('bridge flags', () => {
       requestTimeout: '90s',
       authTokenFile: '/etc/token',
       policyFile: '/etc/policy.json',
+      discoveryTokenFile: '/etc/discovery/token',
       supervisorDir: '/var/run/mcp-bridge',
       allowedOrigins: 'https://a.example, https://b.example/',
     });
@@ -35,6 +36,7 @@ describe('bridge flags', () => {
       authTokenFile: '/etc/token',
       authToken: 'from-env',
       policyFile: '/etc/policy.json',
+      discoveryTokenFile: '/etc/discovery/token',
       supervisorDir: '/var/run/mcp-bridge',
       allowedOrigins: ['https://a.example', 'https://b.example'],
     });

@@ -4,11 +4,14 @@
  */
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/bridge/contract.ts';
 import { decide, parsePolicy, type BridgePolicy } from '../../src/bridge/policy.ts';
+import type { RunningBridge } from '../../src/bridge/server.ts';
 import { discover } from '../../src/discovery/client.ts';
 import { toolDigest, type Digest } from '../../src/discovery/digest.ts';
 import { connect, SERVERS, startTestBridge, textOf, waitFor, tempDir } from './harness.ts';
@@ -197,16 +200,96 @@ describe('enforcement in the bridge', () => {
   });
 
   it('shows discovery every tool, so drift can name the hidden ones, and still refuses calls', async () => {
-    const digests = await currentDigests();
-    const file = await policyFile({ approved: [{ name: 'echo', digest: digests.get('echo')! }] });
-    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
-    const found = await discover({ url: bridge.url });
-    expect(found.tools.map((tool) => tool.name).sort()).toEqual([...digests.keys()].sort());
+    const { bridge, all } = await enforcedWithToken();
+    const found = await discover({ url: bridge.url, discoveryToken: TOKEN });
+    expect(found.tools.map((tool) => tool.name).sort()).toEqual(all);
     const client = await connect(bridge.url);
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
     const refused = await refusal(client.callTool({ name: 'crash', arguments: {} }));
     expect(refused.data).toEqual({ reason: 'not-approved', tool: 'crash' });
     await client.close();
+  });
+});
+
+/** The operator's discovery token, as the controller makes it. */
+const TOKEN = randomBytes(32).toString('base64url');
+
+/** A bridge enforcing "echo only", with the discovery token in its file (as the kubelet writes it). */
+async function enforcedWithToken(): Promise<{ bridge: RunningBridge; all: string[] }> {
+  const digests = await currentDigests();
+  const file = await policyFile({ approved: [{ name: 'echo', digest: digests.get('echo')! }] });
+  const tokenFile = join(await tempDir('discovery-token'), 'token');
+  await writeFile(tokenFile, TOKEN);
+  const bridge = await startTestBridge({
+    command: SERVERS.misbehaving(),
+    policyFile: file,
+    discoveryTokenFile: tokenFile,
+  });
+  return { bridge, all: [...digests.keys()].sort() };
+}
+
+/** What a client that sets the unfiltered `_meta` key is listed and answered for a hidden tool. */
+async function askUnfiltered(url: string, headers?: Record<string, string>) {
+  const client = await connect(url, { headers });
+  const { tools } = await client.listTools({ _meta: { [UNFILTERED_LIST_META]: true } });
+  const refused = await refusal(client.callTool({ name: 'crash', arguments: {} }));
+  await client.close();
+  return { listed: tools.map((tool) => tool.name).sort(), refused: refused.data };
+}
+
+describe('the unfiltered list is for discovery alone (the discovery token)', () => {
+  const hidden = { listed: ['echo'], refused: { reason: 'not-approved', tool: 'crash' } };
+
+  it('ignores the unfiltered key from a client without the token', async () => {
+    const { bridge } = await enforcedWithToken();
+    expect(await askUnfiltered(bridge.url)).toEqual(hidden);
+    expect(
+      (await discover({ url: bridge.url })).tools.map((tool) => tool.name),
+      'discovery without its token sees what agents see',
+    ).toEqual(['echo']);
+  });
+
+  it('ignores it with a wrong token, and answers as if none was sent', async () => {
+    const { bridge } = await enforcedWithToken();
+    const wrong = randomBytes(32).toString('base64url');
+    expect(await askUnfiltered(bridge.url, { [DISCOVERY_TOKEN_HEADER]: wrong })).toEqual(hidden);
+    expect(await askUnfiltered(bridge.url, { [DISCOVERY_TOKEN_HEADER]: `${TOKEN}x` })).toEqual(
+      hidden,
+    );
+  });
+
+  it('lists every tool with the right token, and still refuses the hidden ones', async () => {
+    const { bridge, all } = await enforcedWithToken();
+    expect(await askUnfiltered(bridge.url, { [DISCOVERY_TOKEN_HEADER]: TOKEN })).toEqual({
+      listed: all,
+      refused: { reason: 'not-approved', tool: 'crash' },
+    });
+  });
+
+  it('takes the discovery token alongside the bearer token clients need', async () => {
+    const digests = await currentDigests();
+    const file = await policyFile({ approved: [{ name: 'echo', digest: digests.get('echo')! }] });
+    const tokenFile = join(await tempDir('discovery-token'), 'token');
+    await writeFile(tokenFile, `${TOKEN}\n`);
+    const bridge = await startTestBridge({
+      command: SERVERS.misbehaving(),
+      policyFile: file,
+      discoveryTokenFile: tokenFile,
+      authToken: 'clients-token',
+    });
+    const found = await discover({
+      url: bridge.url,
+      token: 'clients-token',
+      discoveryToken: TOKEN,
+    });
+    expect(found.tools.map((tool) => tool.name).sort()).toEqual([...digests.keys()].sort());
+  });
+
+  it('lists nobody every tool when it has no token file', async () => {
+    const digests = await currentDigests();
+    const file = await policyFile({ approved: [{ name: 'echo', digest: digests.get('echo')! }] });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    expect(await askUnfiltered(bridge.url, { [DISCOVERY_TOKEN_HEADER]: TOKEN })).toEqual(hidden);
   });
 });
 

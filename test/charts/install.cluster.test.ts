@@ -267,6 +267,8 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
         await core.readNamespacedService({ name, namespace: appsNs });
       }
       await core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs });
+      // Created by the operator (a POST, never updated): the enforced bridge's discovery token.
+      await core.readNamespacedSecret({ name: 'everything-enforced-discovery', namespace: appsNs });
       expect(readyOf(await getServer('remote'))?.reason).toBe('External');
     },
   },
@@ -313,12 +315,17 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
     },
   },
   {
-    step: 'enforcement switched off prunes the policy ConfigMap',
+    step: 'enforcement switched off prunes the policy ConfigMap and the discovery token Secret',
     run: async (until) => {
       await patchServer('everything-enforced', { spec: { tools: { driftPolicy: 'Warn' } } });
       await until('pruned', () =>
         gone(() =>
           core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs }),
+        ),
+      );
+      await until('the Secret pruned', () =>
+        gone(() =>
+          core.readNamespacedSecret({ name: 'everything-enforced-discovery', namespace: appsNs }),
         ),
       );
     },
@@ -522,6 +529,31 @@ const ABLATIONS: Ablation[] = [
     },
   },
   {
+    permission: '/secrets:create',
+    role: rulesRole,
+    behaviour:
+      "an enforced server's bridge never gets its discovery token: it stays ApplyFailed, and its status says why",
+    check: async (op) => {
+      await createServer('no-discovery-token', {
+        tools: {
+          driftPolicy: 'Enforce',
+          approved: { tools: [{ name: 'get-sum', digest: GET_SUM_DIGEST }] },
+        },
+      });
+      const ready = await op.during(
+        waitFor('Ready=False ApplyFailed', async () => {
+          const condition = readyOf(await getServer('no-discovery-token'));
+          return condition?.reason === 'ApplyFailed' ? condition : undefined;
+        }),
+      );
+      expect(ready.message).toContain('cannot create resource "secrets"');
+      expect(
+        await exists(() => deploymentOf('no-discovery-token')),
+        'no Deployment whose bridge would wait for a missing Secret',
+      ).toBe(false);
+    },
+  },
+  {
     permission: '/secrets:list',
     role: rulesRole,
     behaviour: 'it cannot see which Secrets changed (pod rolls), so it never becomes ready',
@@ -675,7 +707,7 @@ describe('cluster-wide RBAC', () => {
         expect(await allowed(kc, sa, `${API_GROUP}/mcpservers:watch`, namespace)).toBe(true);
         expect(await allowed(kc, sa, 'apps/deployments:create', namespace)).toBe(true);
       }
-      // Nothing beyond the rules: the operator never writes Secrets or Pods.
+      // Nothing beyond the rules: the operator never updates Secrets, never writes Pods.
       expect(await allowed(kc, sa, '/secrets:update', 'default')).toBe(false);
       expect(await allowed(kc, sa, '/pods:delete', 'default')).toBe(false);
       await helm.ok(['uninstall', 'cw', '-n', ns, '--wait']);

@@ -174,6 +174,54 @@ describe('a stdio MCPServer', () => {
   });
 });
 
+describe('an enforced stdio MCPServer', () => {
+  const secret = () =>
+    k.core.readNamespacedSecret({ name: 'enforced-discovery', namespace: ns.name });
+
+  it('gets a discovery token Secret once: random, owned, never rewritten', async () => {
+    await k.create('enforced', {
+      ...STDIO,
+      tools: {
+        driftPolicy: 'Enforce',
+        approved: { tools: [{ name: 'echo', digest: `sha256:${'0'.repeat(64)}` }] },
+      },
+    });
+    await k.waitForReady('enforced', 'True', 'Available');
+    const first = await secret();
+    const token = Buffer.from(first.data?.token ?? '', 'base64').toString();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'MCPServer',
+      name: 'enforced',
+      controller: true,
+    });
+    expect(first.metadata?.labels).toMatchObject({
+      'app.kubernetes.io/instance': 'enforced',
+      'app.kubernetes.io/managed-by': 'mcp-operator',
+    });
+    const bridge = (await deployment('enforced')).spec?.template.spec?.containers[1];
+    expect(bridge?.command).toContain('--discovery-token-file');
+
+    // Steady state: resyncs write nothing, and the token stays what it was.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const writes = await writeCount(operator.url);
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    expect(await writeCount(operator.url)).toBe(writes);
+    expect((await secret()).metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
+  });
+
+  it('gets it back when someone deletes it, and loses it when Enforce is switched off', async () => {
+    const before = await secret();
+    await k.core.deleteNamespacedSecret({ name: 'enforced-discovery', namespace: ns.name });
+    await waitFor('the Secret to be recreated', async () => {
+      const now = await secret().catch(() => undefined);
+      return now !== undefined && now.metadata?.uid !== before.metadata?.uid;
+    });
+    await k.patchSpec('enforced', { tools: { driftPolicy: 'Warn' } });
+    await waitFor('the Secret to be deleted', () => gone(secret));
+  });
+});
+
 describe('a deleted MCPServer', () => {
   it('takes its objects with it (garbage collection of dependents)', async () => {
     await k.create('beta', {

@@ -114,10 +114,16 @@ used by a call it makes, and dropping a rule breaks the behaviour named beside i
 # list, watch: metadata only (PartialObjectMetadata: no value is sent or cached); the
 # resourceVersions of the Secrets a server reads at start go into its pod template checksum, so
 # a changed Secret rolls the pods. get: discovery reads the bearer token of spec.auth.secretRef
-# at each run, and keeps it in memory for that run only.
+# (and the discovery token below) at each run, and keeps it in memory for that run only.
 - apiGroups: ['']
   resources: [secrets]
   verbs: [get, list, watch]
+# The discovery token of a stdio server under driftPolicy Enforce: the operator creates the
+# Secret <name>-discovery with a random token (never updated), mounted into the bridge, which
+# lists every tool (drift included) only to a request carrying it; deleted when Enforce is off.
+- apiGroups: ['']
+  resources: [secrets]
+  verbs: [create, delete]
 # core/v1 Events on MCPServers (kubectl describe); a repeat bumps the count with a patch.
 - apiGroups: ['']
   resources: [events]

@@ -19,6 +19,7 @@ import { DEFAULTS } from '../../api/v1alpha1/mcpserver.ts';
 import {
   BRIDGE_MOUNT_PATH,
   BRIDGE_VOLUME_NAME,
+  DISCOVERY_TOKEN_KEY,
   bridgeArgs,
   installArgs,
   supervisedCommand,
@@ -48,6 +49,8 @@ const AUTH_VOLUME = 'auth-token';
 const AUTH_MOUNT_PATH = '/var/run/secrets/mcp-operator/auth';
 const AUTH_FILE = 'token';
 const POLICY_VOLUME = 'policy';
+const DISCOVERY_VOLUME = 'discovery-token';
+const DISCOVERY_MOUNT_PATH = '/var/run/secrets/mcp-operator/discovery';
 /** Owner and group may read: the files are root-owned with the pod's fsGroup as group. */
 const SECRET_FILE_MODE = 0o440;
 
@@ -150,12 +153,20 @@ export function bridgeSettings(server: StoredMCPServer): BridgeSettings {
     idleTimeout: bridge.idleTimeout,
     requestTimeout: bridge.requestTimeout,
     ...(server.spec.auth === undefined ? {} : { authTokenFile: `${AUTH_MOUNT_PATH}/${AUTH_FILE}` }),
-    ...(isEnforced(server) ? { policyFile: POLICY_FILE } : {}),
+    ...(isEnforced(server)
+      ? {
+          policyFile: POLICY_FILE,
+          discoveryTokenFile: `${DISCOVERY_MOUNT_PATH}/${DISCOVERY_TOKEN_KEY}`,
+        }
+      : {}),
     supervisorDir: BRIDGE_MOUNT_PATH,
   };
 }
 
-/** Volumes only the bridge reads: the client token (a file, never an env value) and the policy. */
+/**
+ * Volumes only the bridge reads: the client token (a file, never an env value), the policy and
+ * the discovery token (the Secret the controller creates; see src/controller/discovery-token.ts).
+ */
 function bridgeOnlyVolumes(server: StoredMCPServer): { volume: V1Volume; mount: V1VolumeMount }[] {
   const parts: { volume: V1Volume; mount: V1VolumeMount }[] = [];
   const secretRef = server.spec.auth?.secretRef;
@@ -182,6 +193,17 @@ function bridgeOnlyVolumes(server: StoredMCPServer): { volume: V1Volume; mount: 
         },
       },
       mount: { name: POLICY_VOLUME, mountPath: POLICY_MOUNT_PATH, readOnly: true },
+    });
+    parts.push({
+      volume: {
+        name: DISCOVERY_VOLUME,
+        secret: {
+          secretName: objectNames(server).discoverySecret,
+          items: [{ key: DISCOVERY_TOKEN_KEY, path: DISCOVERY_TOKEN_KEY }],
+          defaultMode: SECRET_FILE_MODE,
+        },
+      },
+      mount: { name: DISCOVERY_VOLUME, mountPath: DISCOVERY_MOUNT_PATH, readOnly: true },
     });
   }
   return parts;

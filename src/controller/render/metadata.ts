@@ -27,6 +27,8 @@ export function objectNames(server: StoredMCPServer) {
     serviceAccount: name,
     policyConfigMap: `${name}-policy`,
     snapshotConfigMap: `${name}-snapshot`,
+    /** Created by the controller, not render: it holds a random token (discovery-token.ts). */
+    discoverySecret: `${name}-discovery`,
   };
 }
 

@@ -73,6 +73,23 @@ describe('render: enforcement policy', () => {
     expect(containerOf(pod, 'server').volumeMounts?.map((m) => m.name)).not.toContain(volume?.name);
   });
 
+  it('mounts the discovery token Secret into the bridge alone, and passes its file', () => {
+    const pod = podSpecOf(enforce({ approved: { tools: [] } }));
+    const bridge = containerOf(pod, 'bridge');
+    const volume = pod.volumes?.find((v) => v.secret?.secretName === 'everything-discovery');
+    const mount = bridge.volumeMounts?.find((m) => m.name === volume?.name);
+    expect(volume?.secret?.items).toEqual([{ key: 'token', path: 'token' }]);
+    expect(mount?.readOnly).toBe(true);
+    expect(flag(bridge.command, '--discovery-token-file')).toBe(`${mount?.mountPath}/token`);
+    expect(containerOf(pod, 'server').volumeMounts?.map((m) => m.name)).not.toContain(volume?.name);
+    // Not rendered: the controller creates it, with a random token render cannot make.
+    expect(kinds(render(enforce({ approved: { tools: [] } }), OPTIONS))).not.toContain(
+      'Secret/everything-discovery',
+    );
+    const warn = containerOf(podSpecOf(stdio({ tools: { driftPolicy: 'Warn' } })), 'bridge');
+    expect(flag(warn.command, '--discovery-token-file')).toBeUndefined();
+  });
+
   it('does not roll the pods when only the approved set changes (the bridge reloads it)', () => {
     const before = podSpecOf(enforce({ approved: { tools: [{ name: 'a', digest: DIGEST }] } }));
     const after = podSpecOf(enforce({ approved: { tools: [{ name: 'b', definition: echo }] } }));
