@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { Command } from '../cli.ts';
-import { parseDuration } from '../duration.ts';
+import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './contract.ts';
 import { parseOrigins } from './guards.ts';
@@ -36,31 +36,13 @@ ${[...Object.values(BRIDGE_FLAGS), ...Object.keys(EXTRA_FLAGS)].map((flag) => ` 
 The clients' bearer token comes from --auth-token-file or $${BRIDGE_TOKEN_ENV}.
 `;
 
-function integer(flag: string, text: string, min: number): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < min)
-    throw operatorError('MCPOP_INVALID_FLAG', flag, `'${text}' is not an integer >= ${min}`);
-  return n;
-}
-
-function duration(flag: string, text: string): number {
-  const ms = parseDuration(text);
-  if (ms === undefined || ms <= 0)
-    throw operatorError(
-      'MCPOP_INVALID_FLAG',
-      flag,
-      `'${text}' is not a duration such as 30s or 5m`,
-    );
-  return ms;
-}
-
 function hostPort(text: string): { host: string; port: number } {
   const match = /^(.*):(\d+)$/.exec(text);
   if (!match)
     throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.listen, `'${text}' is not host:port`);
   return {
     host: match[1]!.replace(/^\[(.*)\]$/, '$1') || '0.0.0.0',
-    port: integer(BRIDGE_FLAGS.listen, match[2]!, 0),
+    port: integerFlag(BRIDGE_FLAGS.listen, match[2]!, 0),
   };
 }
 
@@ -108,8 +90,8 @@ export function parseBridgeArgs(
   const path = settings.path;
   if (!path.startsWith('/'))
     throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.path, `'${path}' does not start with /`);
-  const maxSessions = integer(BRIDGE_FLAGS.maxSessions, settings.maxSessions, 1);
-  const warmPool = integer(BRIDGE_FLAGS.warmPool, settings.warmPool, 0);
+  const maxSessions = integerFlag(BRIDGE_FLAGS.maxSessions, settings.maxSessions, 1);
+  const warmPool = integerFlag(BRIDGE_FLAGS.warmPool, settings.warmPool, 0);
   if (warmPool > maxSessions) {
     throw operatorError(
       'MCPOP_INVALID_FLAG',
@@ -123,9 +105,9 @@ export function parseBridgeArgs(
     sessionMode: mode,
     maxSessions,
     warmPool,
-    idleTimeoutMs: duration(BRIDGE_FLAGS.idleTimeout, settings.idleTimeout),
-    requestTimeoutMs: duration(BRIDGE_FLAGS.requestTimeout, settings.requestTimeout),
-    maxMessageBytes: integer(BRIDGE_FLAGS.maxMessageBytes, settings.maxMessageBytes, 1024),
+    idleTimeoutMs: durationFlag(BRIDGE_FLAGS.idleTimeout, settings.idleTimeout),
+    requestTimeoutMs: durationFlag(BRIDGE_FLAGS.requestTimeout, settings.requestTimeout),
+    maxMessageBytes: integerFlag(BRIDGE_FLAGS.maxMessageBytes, settings.maxMessageBytes, 1024),
     allowedOrigins: parseOrigins(text(BRIDGE_FLAGS.allowedOrigins)),
     authTokenFile: text(BRIDGE_FLAGS.authTokenFile),
     authToken: env[BRIDGE_TOKEN_ENV],
@@ -133,7 +115,10 @@ export function parseBridgeArgs(
     discoveryTokenFile: text(BRIDGE_FLAGS.discoveryTokenFile),
     supervisorDir,
     command: positionals.length > 0 ? positionals : undefined,
-    graceMs: duration('--grace-period', text('--grace-period') ?? EXTRA_FLAGS['--grace-period']),
+    graceMs: durationFlag(
+      '--grace-period',
+      text('--grace-period') ?? EXTRA_FLAGS['--grace-period'],
+    ),
     logLevel: text('--log-level') ?? EXTRA_FLAGS['--log-level'],
   };
 }

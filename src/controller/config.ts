@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { parseDuration } from '../duration.ts';
+import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError } from '../errors.ts';
 import type { LeaseSettings } from './leader.ts';
 
@@ -61,24 +61,6 @@ const BOOLEAN_SPELLINGS: Record<string, string> = {
 
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 
-function positiveInt(flag: string, text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1)
-    throw operatorError('MCPOP_INVALID_FLAG', `--${flag}`, `'${text}' is not a positive integer`);
-  return n;
-}
-
-function duration(flag: string, text: string): number {
-  const ms = parseDuration(text);
-  if (ms === undefined || ms <= 0)
-    throw operatorError(
-      'MCPOP_INVALID_FLAG',
-      `--${flag}`,
-      `'${text}' is not a duration such as 30s or 10m`,
-    );
-  return ms;
-}
-
 function boolean(flag: string, text: string): boolean {
   if (text === 'true' || text === '') return true;
   if (text === 'false') return false;
@@ -119,7 +101,7 @@ export function parseControllerConfig(
       .split(',')
       .map((ns) => ns.trim())
       .filter((ns) => ns !== ''),
-    concurrency: positiveInt('concurrency', get('concurrency')),
+    concurrency: integerFlag('--concurrency', get('concurrency'), 1),
     leaderElection: {
       enabled: boolean('leader-elect', get('leader-elect')),
       // In a pod, the Downward API sets POD_NAMESPACE: the Lease lives beside the operator.
@@ -136,7 +118,7 @@ export function parseControllerConfig(
       ? {}
       : { imagePullPolicy: pullPolicy as ControllerConfig['imagePullPolicy'] }),
     metricsAddress: get('metrics-address'),
-    resyncPeriodMs: duration('resync-period', get('resync-period')),
+    resyncPeriodMs: durationFlag('--resync-period', get('resync-period')),
     logLevel: get('log-level'),
     ...(get('kubeconfig') === '' ? {} : { kubeconfig: get('kubeconfig') }),
   };
