@@ -5,8 +5,9 @@
  * - sufficient: with exactly the chart's rules it reconciles every example, updates, prunes,
  *   records events and leads on its Lease, and the API server refuses it nothing;
  * - not excessive: every permission the chart grants was used by one of those requests (seen
- *   by a recording proxy), but for one rule whose reason is documented beside it; and taking a
- *   rule away breaks the behaviour the chart names beside it;
+ *   by a recording proxy), but for the finalizers rule, which the API server checks inside an
+ *   admission plugin rather than as a request; and taking a rule away (that one included)
+ *   breaks the behaviour the chart names beside it;
  * - `helm uninstall` removes every chart object and keeps the CRD and the MCPServers.
  *
  * The chart runs namespaced (watchNamespaces), so this operator never touches other test files'
@@ -60,9 +61,10 @@ const RELEASE = 'ops';
 const FULLNAME = 'ops-mcp-operator';
 const RULES_ROLE = FULLNAME;
 const LEASE_ROLE = `${FULLNAME}-leader-election`;
-/** Granted but unused here, with the reason written beside the rule in the chart. */
+/** Granted but never requested, so the recording proxy cannot see them used. */
 const UNUSED_HERE = new Set([
-  // Only clusters with the OwnerReferencesPermissionEnforcement admission plugin check it.
+  // Checked inside the API server by the OwnerReferencesPermissionEnforcement admission plugin
+  // (on in the test control plane), not a request of its own; its ablation below shows it used.
   `${API_GROUP}/mcpservers/finalizers:update`,
 ]);
 
@@ -459,6 +461,24 @@ const ABLATIONS: Ablation[] = [
       await createServer('no-status');
       await op.waitForLog('status write refused', forbidden('patch', 'mcpservers/status'));
       expect((await getServer('no-status')).status).toBeUndefined();
+    },
+  },
+  {
+    permission: `${API_GROUP}/mcpservers/finalizers:update`,
+    role: rulesRole,
+    behaviour:
+      'objects with a blockOwnerDeletion owner reference are refused: a new server stays ApplyFailed, and its status says why',
+    check: async (op) => {
+      await createServer('no-finalizers');
+      const ready = await op.during(
+        waitFor('Ready=False ApplyFailed', async () => {
+          const condition = readyOf(await getServer('no-finalizers'));
+          return condition?.reason === 'ApplyFailed' ? condition : undefined;
+        }),
+      );
+      expect(ready.message).toContain('cannot set blockOwnerDeletion');
+      expect(ready.message).toContain('finalizers');
+      expect(op.exit).toBeUndefined();
     },
   },
   {

@@ -300,6 +300,9 @@ export class ControlPlane {
       `--service-account-signing-key-file=${pki.serviceAccountKey}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--authorization-mode=Node,RBAC',
+      // On top of the default plugins: owner references with blockOwnerDeletion then need update
+      // on the owner's finalizers, as on OpenShift, so the chart's finalizers rule is tested.
+      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
       '--allow-privileged=true',
       '--profiling=false',
     ];

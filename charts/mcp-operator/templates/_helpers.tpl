@@ -88,8 +88,9 @@ used by a call it makes, and dropping a rule breaks the behaviour named beside i
   resources: [mcpservers/status]
   verbs: [patch]
 # Rendered objects carry an owner reference with blockOwnerDeletion. Clusters that enable the
-# OwnerReferencesPermissionEnforcement admission plugin (OpenShift does) require update on the
-# owner's finalizers for that; elsewhere the rule is unused.
+# OwnerReferencesPermissionEnforcement admission plugin (OpenShift does; so does the test control
+# plane) require update on the owner's finalizers for that, checked inside the API server rather
+# than requested, and without it creating those objects is refused; elsewhere the rule is unused.
 - apiGroups: [mcp-operator.dev]
   resources: [mcpservers/finalizers]
   verbs: [update]
