@@ -10,16 +10,16 @@
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
  */
-import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
+import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import type { KubeClient } from '../src/controller/kube/client.ts';
 import { MCP_SERVER, collectionPath } from '../src/controller/kube/resources.ts';
 import {
   benchCluster,
   counters,
   createNamespace,
+  createServers,
   deleteNamespace,
   peakRssMb,
-  pool,
   quiet,
   startOperatorProcess,
   waitUntil,
@@ -65,27 +65,15 @@ async function run(
   const { url } = operator;
   try {
     const before = await counters(url);
-    const names = Array.from({ length: n }, (_, i) => `srv-${i}`);
     const started = Date.now();
-    await pool(names, CREATE_CONCURRENCY, (name) =>
-      client.request({
-        method: 'POST',
-        path: collectionPath(MCP_SERVER, namespace),
-        body: {
-          apiVersion: API_VERSION,
-          kind: 'MCPServer',
-          metadata: { name },
-          // Discovery off: its schedule writes status on its own (and the fake pods answer
-          // nothing); bench/discovery.ts measures it.
-          spec: {
-            image: 'example.com/mcp/web:1',
-            transport: 'streamable-http',
-            port: 3000,
-            discovery: { enabled: false },
-          },
-        },
-      }),
-    );
+    // Discovery off: its schedule writes status on its own (and the fake pods answer
+    // nothing); bench/discovery.ts measures it.
+    await createServers(client, namespace, n, CREATE_CONCURRENCY, () => ({
+      image: 'example.com/mcp/web:1',
+      transport: 'streamable-http',
+      port: 3000,
+      discovery: { enabled: false },
+    }));
     await waitUntil(
       `${n} servers Ready`,
       async () => (await readyCount(client, namespace)) === n,

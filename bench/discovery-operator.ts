@@ -13,7 +13,7 @@
  * test/cluster.
  */
 import { DISCOVER_ANNOTATION } from '../src/api/names.ts';
-import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
+import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import type { KubeClient } from '../src/controller/kube/client.ts';
 import { MCP_SERVER, collectionPath, objectPath } from '../src/controller/kube/resources.ts';
 import { SCHEDULER_DEFAULTS } from '../src/discovery/scheduler.ts';
@@ -22,6 +22,7 @@ import {
   counters,
   cpuSeconds,
   createNamespace,
+  createServers,
   deleteNamespace,
   peakRssMb,
   pool,
@@ -68,7 +69,6 @@ const fixtures = await Promise.all(
 );
 const namespace = await createNamespace(cluster.client, 'bench-discovery');
 const operator = await startOperatorProcess(cluster.kubeconfig, namespace, []);
-const names = Array.from({ length: n }, (_, i) => `srv-${i}`);
 const urlOf = (i: number) => `http://127.0.0.1:${fixtures[i % processes]!.port}/s/${i}/mcp`;
 try {
   console.log(
@@ -77,18 +77,9 @@ try {
   const cpu0 = await cpuSeconds(operator.pid);
   const before = await counters(operator.url);
   const started = Date.now();
-  await pool(names, CLIENT_CONCURRENCY, (name) =>
-    cluster.client.request({
-      method: 'POST',
-      path: collectionPath(MCP_SERVER, namespace),
-      body: {
-        apiVersion: API_VERSION,
-        kind: 'MCPServer',
-        metadata: { name },
-        spec: { url: urlOf(names.indexOf(name)) },
-      },
-    }),
-  );
+  const names = await createServers(cluster.client, namespace, n, CLIENT_CONCURRENCY, (i) => ({
+    url: urlOf(i),
+  }));
   await waitUntil(
     `${n} servers Discovered`,
     async () => (await discoveredCount(cluster.client, namespace)) === n,

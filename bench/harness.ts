@@ -13,9 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { CRD_FILE, CRD_NAME } from '../src/api/crd.ts';
+import { KIND } from '../src/api/names.ts';
+import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import { connect, type KubeClient } from '../src/controller/kube/client.ts';
 import { loadClientConfig } from '../src/controller/kube/config.ts';
 import {
+  MCP_SERVER,
   NAMESPACE,
   collectionPath,
   objectPath,
@@ -72,6 +75,33 @@ export async function pool<T>(items: T[], size: number, work: (item: T) => Promi
       for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
     }),
   );
+}
+
+/**
+ * Creates `n` MCPServers named `srv-0`…`srv-<n-1>` in `namespace`, `concurrency` at a time,
+ * with the spec `specOf(i)`; resolves to their names.
+ */
+export async function createServers(
+  client: KubeClient,
+  namespace: string,
+  n: number,
+  concurrency: number,
+  specOf: (index: number) => MCPServer['spec'],
+): Promise<string[]> {
+  const indexes = Array.from({ length: n }, (_, i) => i);
+  await pool(indexes, concurrency, (i) =>
+    client.request({
+      method: 'POST',
+      path: collectionPath(MCP_SERVER, namespace),
+      body: {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: `srv-${i}` },
+        spec: specOf(i),
+      },
+    }),
+  );
+  return indexes.map((i) => `srv-${i}`);
 }
 
 /** Polls once a second: listing every MCPServer is itself load on the API server. */
