@@ -27,19 +27,24 @@ function parseToken(text: string): string {
   return token;
 }
 
+/** A token file, re-read when it changes (a mounted Secret is updated in place). */
+async function watchTokenFile(
+  path: string,
+  logger: Logger,
+  what: string,
+): Promise<WatchedFile<string>> {
+  const watched = new WatchedFile({ path, parse: parseToken, logger, what });
+  await watched.start();
+  return watched;
+}
+
 export async function createAuth(options: {
   file: string | undefined;
   envToken: string | undefined;
   logger: Logger;
 }): Promise<Auth | undefined> {
   if (options.file) {
-    const watched = new WatchedFile({
-      path: options.file,
-      parse: parseToken,
-      logger: options.logger,
-      what: 'bearer token',
-    });
-    await watched.start();
+    const watched = await watchTokenFile(options.file, options.logger, 'bearer token');
     return {
       check: (authorization) => {
         const token = watched.value;
@@ -70,13 +75,7 @@ export async function createDiscoveryToken(options: {
   logger: Logger;
 }): Promise<DiscoveryToken | undefined> {
   if (!options.file) return undefined;
-  const watched = new WatchedFile({
-    path: options.file,
-    parse: parseToken,
-    logger: options.logger,
-    what: 'discovery token',
-  });
-  await watched.start();
+  const watched = await watchTokenFile(options.file, options.logger, 'discovery token');
   return {
     matches: (presented) => {
       const token = watched.value;
