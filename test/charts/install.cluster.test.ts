@@ -125,6 +125,13 @@ const readyOf = (server: MCPServer) =>
   server.status?.conditions?.find((c) => c.type === 'Ready') as
     { status: string; reason: string; message: string } | undefined;
 
+/** Waits until the server's Ready condition has reason ApplyFailed, and returns it. */
+const applyFailed = (name: string) =>
+  waitFor('Ready=False ApplyFailed', async () => {
+    const condition = readyOf(await getServer(name));
+    return condition?.reason === 'ApplyFailed' ? condition : undefined;
+  });
+
 /** A merge patch on an MCPServer, as `kubectl patch --type=merge` sends it. */
 async function patchServer(name: string, patch: unknown): Promise<void> {
   await shOk(['patch', 'mcps', name, '-n', appsNs, '--type=merge', '-p', JSON.stringify(patch)]);
@@ -470,12 +477,7 @@ const ABLATIONS: Ablation[] = [
       'objects with a blockOwnerDeletion owner reference are refused: a new server stays ApplyFailed, and its status says why',
     check: async (op) => {
       await createServer('no-finalizers');
-      const ready = await op.during(
-        waitFor('Ready=False ApplyFailed', async () => {
-          const condition = readyOf(await getServer('no-finalizers'));
-          return condition?.reason === 'ApplyFailed' ? condition : undefined;
-        }),
-      );
+      const ready = await op.during(applyFailed('no-finalizers'));
       expect(ready.message).toContain('cannot set blockOwnerDeletion');
       expect(ready.message).toContain('finalizers');
       expect(op.exit).toBeUndefined();
@@ -487,12 +489,7 @@ const ABLATIONS: Ablation[] = [
     behaviour: 'a new server stays ApplyFailed, and its status says why',
     check: async (op) => {
       await createServer('no-create');
-      const ready = await op.during(
-        waitFor('Ready=False ApplyFailed', async () => {
-          const condition = readyOf(await getServer('no-create'));
-          return condition?.reason === 'ApplyFailed' ? condition : undefined;
-        }),
-      );
+      const ready = await op.during(applyFailed('no-create'));
       expect(ready.message).toContain('cannot create resource "deployments"');
       expect(op.exit).toBeUndefined();
     },
@@ -560,12 +557,7 @@ const ABLATIONS: Ablation[] = [
           approved: { tools: [{ name: 'get-sum', digest: GET_SUM_DIGEST }] },
         },
       });
-      const ready = await op.during(
-        waitFor('Ready=False ApplyFailed', async () => {
-          const condition = readyOf(await getServer('no-discovery-token'));
-          return condition?.reason === 'ApplyFailed' ? condition : undefined;
-        }),
-      );
+      const ready = await op.during(applyFailed('no-discovery-token'));
       expect(ready.message).toContain('cannot create resource "secrets"');
       expect(
         await exists(() => deploymentOf('no-discovery-token')),
