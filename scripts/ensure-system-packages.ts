@@ -1,7 +1,7 @@
 /**
- * Installs the few Debian packages the tests need and the npm registry cannot provide, so that
- * `npm test` works on a fresh machine. Today that is one: `busybox-static`, the same static
- * busybox our image ships, which the supervisor tests run (test/bridge/pod.ts).
+ * Installs the Debian packages the tests need and the npm registry cannot provide, so that
+ * `npm test` works on a fresh machine: every external command a test spawns comes from here, from
+ * npm, or from the Go modules in test/cluster/go.
  *
  * Installs only when a package is missing and apt-get can run (root); otherwise says what to
  * install and fails, since the tests that need it would fail later with less context.
@@ -15,7 +15,22 @@ interface SystemPackage {
   provides: string;
 }
 
-const PACKAGES: SystemPackage[] = [{ debian: 'busybox-static', provides: '/bin/busybox' }];
+const PACKAGES: SystemPackage[] = [
+  // The static busybox our image ships; the supervisor tests run it (test/bridge/pod.ts).
+  { debian: 'busybox-static', provides: '/bin/busybox' },
+  // The supervisor script is linted with it (test/bridge/supervisor.test.ts).
+  { debian: 'shellcheck', provides: '/usr/bin/shellcheck' },
+  // The container engine that builds our image and the stand-in base images.
+  { debian: 'docker.io', provides: '/usr/sbin/dockerd' },
+  // Base images are made locally from Debian packages: no image registry is reachable.
+  { debian: 'debootstrap', provides: '/usr/sbin/debootstrap' },
+  // The real node: its container runtime, the OCI runtime, pod networking, Service rules.
+  { debian: 'containerd', provides: '/usr/bin/containerd' },
+  { debian: 'runc', provides: '/usr/sbin/runc' },
+  { debian: 'containernetworking-plugins', provides: '/usr/lib/cni/bridge' },
+  { debian: 'iptables', provides: '/usr/sbin/iptables' },
+  { debian: 'iproute2', provides: '/usr/sbin/ip' },
+];
 
 function canRunApt(): boolean {
   return process.getuid?.() === 0 && existsSync('/usr/bin/apt-get');
