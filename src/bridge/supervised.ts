@@ -101,6 +101,7 @@ class FifoTransport extends StreamTransport {
   readonly #control: ControlChannel;
   readonly #graceMs: number;
   readonly #ended: Promise<void>;
+  readonly #output: Socket;
 
   constructor(
     id: string,
@@ -114,6 +115,7 @@ class FifoTransport extends StreamTransport {
     this.#id = id;
     this.#control = control;
     this.#graceMs = options.graceMs;
+    this.#output = output;
     this.#ended = new Promise((resolve) => {
       // End of `<id>.out`: the child closed its stdout, which in practice means it exited.
       output.once('close', () => {
@@ -124,17 +126,30 @@ class FifoTransport extends StreamTransport {
     });
   }
 
-  /** Same order as for a spawned child: close stdin, wait, then ask the supervisor to stop it. */
+  /**
+   * Same order as for a spawned child: close stdin, wait, then ask the supervisor to stop it.
+   * The supervisor ends the child's whole process group within its own grace period (by default
+   * the same as ours), so waiting twice ours bounds the wait; a process that left the group and
+   * still holds `<id>.out` is given up on rather than waited for forever.
+   */
   async close(): Promise<void> {
     this.endInput();
+    if (await this.#endsWithin(this.#graceMs)) return;
+    // Not awaited: a supervisor that does not read its control FIFO must not stall us either.
+    void this.#control.send(`stop ${this.#id}`).catch(() => undefined);
+    if (await this.#endsWithin(2 * this.#graceMs)) return;
+    this.closed('still running after stop (it left its process group); its FIFOs were let go');
+    this.#output.destroy();
+  }
+
+  async #endsWithin(ms: number): Promise<boolean> {
     const timer = new AbortController();
-    const gone = await Promise.race([
+    const ended = await Promise.race([
       this.#ended.then(() => true),
-      sleep(this.#graceMs, false, { signal: timer.signal }).catch(() => false),
+      sleep(ms, false, { signal: timer.signal }).catch(() => false),
     ]);
     timer.abort();
-    if (!gone) await this.#control.send(`stop ${this.#id}`).catch(() => undefined);
-    await this.#ended;
+    return ended;
   }
 }
 

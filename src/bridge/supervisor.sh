@@ -4,13 +4,15 @@
 #   <dir>/busybox sh <dir>/supervisor.sh -- <command> [args...]
 #
 # It reads `start <id>` and `stop <id>` lines from the FIFO <dir>/control. `start` runs the
-# command with stdin on the FIFO <dir>/<id>.in and stdout on <dir>/<id>.out; stderr stays the
-# container's log. `stop` ends that child: SIGTERM, then SIGKILL after a grace period. The
-# command and its arguments are only ever expanded as "$@", never re-parsed or interpolated.
+# command in a process group of its own, with stdin on the FIFO <dir>/<id>.in and stdout on
+# <dir>/<id>.out; stderr stays the container's log. `stop` ends that whole group: SIGTERM, then
+# SIGKILL after a grace period. When the command exits by itself, whatever it left running in
+# its group is ended the same way. The command and its arguments are only ever expanded as
+# "$@", never re-parsed or interpolated.
 # See docs/adr/0002-stdio-bridge-sidecar.md; names must match src/bridge/contract.ts.
 #
 # Environment:
-#   MCP_SUPERVISOR_GRACE_SECONDS  seconds between SIGTERM and SIGKILL (default 5)
+#   MCP_SUPERVISOR_GRACE_SECONDS  whole seconds between SIGTERM and SIGKILL (default 5)
 #   MCP_SUPERVISOR_FIFO_MODE      mode of the FIFOs (default 0660: the pod's fsGroup lets a
 #                                 bridge running as another user open them)
 
@@ -50,6 +52,13 @@ resolve() {
   return 1
 }
 
+case $grace in
+  '' | *[!0-9]*)
+    log "MCP_SUPERVISOR_GRACE_SECONDS must be a whole number of seconds, not '$grace'"
+    exit 64
+    ;;
+esac
+
 if ! command_path=$(resolve "$1"); then
   log "command not found in PATH: $1"
   exit 127
@@ -65,31 +74,89 @@ fi
 # Read-write, so the FIFO never reports end-of-file when the bridge closes or restarts.
 exec 3<>"$control"
 
-# Runs in a subshell per child: starts the server on the FIFOs, waits for it, and cleans up.
-# On SIGTERM from `stop` it forwards SIGTERM and arms a SIGKILL for after the grace period.
-# Until it is reaped here, the server's pid cannot be reused, so the SIGKILL cannot hit a
-# stranger.
+# Runs in a subshell per child: starts the server, waits for it, ends what is left of its
+# process group, and cleans up. The group matters because launchers such as `npx` run the real
+# server as a grandchild (`npm exec` -> `sh -c` -> `node`): a signal to the direct child alone
+# leaves it running, holding <id>.out open, so the bridge would never see the session end.
+# busybox `setsid` makes the group; ash's `set -m` would need a terminal, which a pod lacks.
+# setsid never has to fork here (this subshell's children are not group leaders without job
+# control), so $! is the server itself, its process group id and its session id.
+#
+# Every wait is bounded once the session ends: SIGTERM to the group, SIGKILL when the grace
+# period is over, then at most another grace period for the kernel to finish them.
+#
+# Pid reuse: the pid of a child (the server, the timer) cannot be reused until it is reaped
+# here. The server's group id (the same number) cannot be reused while any process of the group
+# is left, even after the server itself was reaped: Linux keeps a pid number allocated while a
+# process still uses it as its process group id. Only once the group is empty could a signal to
+# it reach a stranger, and only if the pid allocator had wrapped around pid_max in the meantime
+# and the new owner of the number had made itself a group leader.
 supervise() {
   id=$1
   shift
-  "$@" <"$dir/$id.in" >"$dir/$id.out" &
-  pid=$!
+  pid=
   timer=
-  trap 'kill -TERM "$pid" 2>/dev/null; "$bb" sleep "$grace" & timer=$!' TERM
-  wait "$pid"
-  status=$?
-  while kill -0 "$pid" 2>/dev/null; do
-    # Woken by the server or the timer ending: escalate once the grace is over. `wait -n` is not
-    # POSIX, but busybox ash (the only shell that runs this file) has it.
+  stopping=
+  # Set before the fork, so a `stop` that comes at once is not lost; the child gets default
+  # signal handling back before it opens its FIFOs.
+  trap 'stopping=1; [ -z "$pid" ] || terminate' TERM
+  "$bb" setsid -- "$@" <"$dir/$id.in" >"$dir/$id.out" &
+  pid=$!
+  [ -z "$stopping" ] || terminate
+  status=0
+  # Woken by the server or the timer ending. `wait -n` is not POSIX, but busybox ash (the only
+  # shell that runs this file) has it.
+  while alive "$pid"; do
     # shellcheck disable=SC3045
     wait -n
-    if [ -n "$timer" ] && ! kill -0 "$timer" 2>/dev/null; then
-      kill -KILL "$pid" 2>/dev/null
-    fi
+    status=$?
+    [ -z "$timer" ] || alive "$timer" || break
   done
-  [ -n "$timer" ] && kill "$timer" 2>/dev/null
+  end_group
   "$bb" rm -f "$dir/$id.in" "$dir/$id.out" "$dir/$id.pid"
-  if [ -n "$timer" ]; then log "$id: stopped"; else log "$id: exited with status $status"; fi
+  if [ -n "$stopping" ]; then
+    log "$id: stopped"
+  else
+    log "$id: exited with status $status$left"
+  fi
+}
+
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# The server's group, or the server alone before it has called setsid (while it is still
+# opening its FIFOs, it is in our group).
+signal_group() { kill -s "$1" "-$pid" 2>/dev/null || kill -s "$1" "$pid" 2>/dev/null; }
+
+group_left() { alive "-$pid" || alive "$pid"; }
+
+# SIGTERM to the group, and a timer for the grace period before SIGKILL. Once only.
+terminate() {
+  [ -z "$timer" ] || return 0
+  signal_group TERM
+  "$bb" sleep "$grace" &
+  timer=$!
+}
+
+# Processes the server left behind after it exited get SIGTERM and the grace period too. Polls:
+# they are no children of ours, so `wait` cannot tell when they are gone. Each `sleep` also
+# reaps the server and the timer when they end (ash waits for any child).
+end_group() {
+  left=
+  if [ -z "$timer" ]; then
+    group_left || return 0
+    left='; ended the processes it left'
+    terminate
+  fi
+  while group_left && alive "$timer"; do "$bb" sleep 0.1; done
+  signal_group KILL
+  kill "$timer" 2>/dev/null
+  ticks=$((grace * 10))
+  while group_left && [ "$ticks" -gt 0 ]; do
+    "$bb" sleep 0.1
+    ticks=$((ticks - 1))
+  done
+  group_left && log "$id: processes still left after SIGKILL"
+  return 0
 }
 
 valid_id() {

@@ -27,8 +27,15 @@ import {
   SERVER_CONTAINER,
 } from '../../src/controller/render/containers.ts';
 import { render } from '../../src/controller/render/render.ts';
-import { connect, NODE, SERVERS, textOf, waitFor, tempDir } from './harness.ts';
-import { assetDir, emptyDir, startSupervisor } from './pod.ts';
+import { connect, NODE, post, SERVERS, textOf, waitFor, tempDir } from './harness.ts';
+import {
+  assetDir,
+  emptyDir,
+  markedCommand,
+  markedProcesses,
+  startSupervisor,
+  within,
+} from './pod.ts';
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
@@ -140,6 +147,54 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     expect((await readdir(supervisor.dir)).filter((name) => /\.(in|out|pid)$/.test(name))).toEqual(
       [],
     );
+  });
+
+  it('leaves nothing of a session closed through the bridge, even of a server deaf to SIGTERM and stdin EOF', async () => {
+    // server-everything, made to ignore SIGTERM and the end of stdin, under `sh -c` as npx runs it.
+    const [node, ...everything] = SERVERS.everything;
+    const preload = fileURLToPath(new URL('./fixtures/ignore-term-and-eof.ts', import.meta.url));
+    const { command, mark } = markedCommand([
+      '/bin/sh',
+      '-c',
+      '"$@"; exit $?',
+      'sh',
+      node!,
+      '--import',
+      preload,
+      ...everything,
+    ]);
+    const supervisor = await startSupervisor(command);
+    const bridge = await startBridgeProcess({
+      listen: `127.0.0.1:${freePort()}`,
+      path: '/mcp',
+      sessionMode: 'PerSession',
+      maxSessions: 4,
+      warmPool: 0,
+      idleTimeout: '1m',
+      requestTimeout: '30s',
+      supervisorDir: supervisor.dir,
+    });
+    const client = await connect(bridge.url);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'up' } }))).toBe(
+      'Echo: up',
+    );
+    expect(await markedProcesses(mark)).toHaveLength(2); // sh and node: the session's server
+    const transport = client.transport as unknown as {
+      sessionId: string;
+      terminateSession(): Promise<void>;
+    };
+    const sessionId = transport.sessionId;
+
+    // DELETE: stdin closed, the bridge's 5 s grace, `stop`, SIGTERM, 1 s, SIGKILL to the group.
+    await transport.terminateSession();
+    await waitFor(
+      'every process of the session to end',
+      async () => ((await markedProcesses(mark)).length === 0 ? true : undefined),
+      30_000,
+    );
+    const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    expect((await post(bridge.url, ping, { 'mcp-session-id': sessionId })).status).toBe(404);
+    expect(await within('stopping the bridge', 20_000, bridge.stop())).toBe(0);
   });
 
   it('runs the containers the controller renders for a stdio MCPServer', async () => {

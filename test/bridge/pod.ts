@@ -11,7 +11,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { chmod, copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,4 +105,41 @@ export async function startSupervisor(
     () => log.some((line) => line.includes('ready to start')) || undefined,
   );
   return { dir, process: child, log, stop };
+}
+
+const MARK_ENV = 'MCP_TEST_MARK';
+
+/**
+ * The command run through `env` with a fresh mark in its environment, which everything it
+ * starts inherits (and the supervisor, its monitors and timers do not): `markedProcesses(mark)`
+ * then finds every process of that server, however deep.
+ */
+export function markedCommand(command: string[]): { command: string[]; mark: string } {
+  const mark = randomUUID();
+  return { command: ['env', `${MARK_ENV}=${mark}`, ...command], mark };
+}
+
+/** Pids of the live processes carrying `mark`, read from /proc (a zombie has no environment). */
+export async function markedProcesses(mark: string): Promise<number[]> {
+  const entry = `${MARK_ENV}=${mark}`;
+  const pids: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const environ = await readFile(`/proc/${name}/environ`, 'latin1').catch(() => '');
+    if (environ.split('\0').includes(entry)) pids.push(Number(name));
+  }
+  return pids;
+}
+
+/** Settles with the promise, or fails saying what did not finish within `ms`. */
+export async function within<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

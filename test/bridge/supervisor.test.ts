@@ -8,12 +8,19 @@ import { existsSync, statSync } from 'node:fs';
 import { chmod, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONTROL_FIFO } from '../../src/bridge/contract.ts';
+import { CONTROL_FIFO, SUPERVISOR_GRACE_ENV } from '../../src/bridge/contract.ts';
 import type { JsonRpcMessage } from '../../src/bridge/jsonrpc.ts';
 import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
 import type { Transport } from '../../src/bridge/transport.ts';
 import { NODE, SERVERS, waitFor, tempDir } from './harness.ts';
-import { emptyDir, startSupervisor, SUPERVISOR_SCRIPT } from './pod.ts';
+import {
+  emptyDir,
+  markedCommand,
+  markedProcesses,
+  startSupervisor,
+  SUPERVISOR_SCRIPT,
+  within,
+} from './pod.ts';
 
 const fixture = (name: string): string => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 
@@ -99,22 +106,121 @@ describe('supervisor.sh', () => {
 
   it('stops a child that ignores SIGTERM with SIGKILL after the grace period', async () => {
     const supervisor = await startSupervisor([NODE, fixture('stubborn.ts')]);
-    const launcher = launcherFor(supervisor.dir, 300);
+    const launcher = launcherFor(supervisor.dir, 1_000);
     const transport = await launcher.launch();
     const seen = collect(transport);
     await waitFor('the child to start', () => seen.messages[0]);
     const pid = announcedPid(seen.messages[0]);
 
     const started = performance.now();
-    await transport.close(); // stdin closed, 300 ms, `stop`, SIGTERM, 1 s, SIGKILL
+    await transport.close(); // stdin closed, 1 s, `stop`, SIGTERM, 1 s, SIGKILL
     const elapsed = performance.now() - started;
-    expect(elapsed).toBeGreaterThan(1_200);
-    expect(elapsed).toBeLessThan(4_000);
+    expect(elapsed).toBeGreaterThan(1_900);
+    expect(elapsed).toBeLessThan(5_000);
     await waitFor('the child to be killed and reaped', () => (gone(pid) ? true : undefined));
     await waitFor('the log line', () => supervisor.log.find((line) => line.endsWith(': stopped')));
     await waitFor('the FIFOs to be removed', async () =>
       (await childFiles(supervisor.dir)).length === 0 ? true : undefined,
     );
+    await launcher.close();
+  });
+
+  // `npm exec` -> `sh -c` -> `node`: the server the session talks to is a grandchild.
+  const viaShell = (...command: string[]) => ['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...command];
+
+  it('stops the grandchildren of a server too, and the close of the session ends in time', async () => {
+    const { command, mark } = markedCommand(viaShell(NODE, fixture('stubborn.ts')));
+    const supervisor = await startSupervisor(command);
+    const launcher = launcherFor(supervisor.dir, 1_000);
+    const transport = await launcher.launch();
+    const seen = collect(transport);
+    await waitFor('the grandchild to start', () => seen.messages[0]);
+    const running = await markedProcesses(mark);
+    expect(running).toHaveLength(2); // sh and node
+    expect(running).toContain(announcedPid(seen.messages[0]));
+
+    // stdin closed, 1 s, `stop`: sh ends at SIGTERM, node ignores it until SIGKILL 1 s later.
+    await within('closing the session', 10_000, transport.close());
+    expect(seen.closed).toEqual(['exited (its stdout closed)']);
+    expect(await markedProcesses(mark)).toEqual([]);
+    await waitFor('the log line', () => supervisor.log.find((line) => line.endsWith(': stopped')));
+    await waitFor('the FIFOs to be removed', async () =>
+      (await childFiles(supervisor.dir)).length === 0 ? true : undefined,
+    );
+    await launcher.close();
+  });
+
+  it('ends what a server left running when it exits by itself, so its session ends', async () => {
+    // sh starts node in the background (stdout the session's), then exits after one line.
+    const { command, mark } = markedCommand([
+      '/bin/sh',
+      '-c',
+      '"$@" & read -r line; exit 0',
+      'sh',
+      NODE,
+      fixture('stubborn.ts'),
+    ]);
+    const supervisor = await startSupervisor(command);
+    const launcher = launcherFor(supervisor.dir, 1_000);
+    const transport = await launcher.launch();
+    const seen = collect(transport);
+    await waitFor('the background process to start', () => seen.messages[0]);
+    transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+
+    await waitFor('the session to end without a close', () => seen.closed[0], 10_000);
+    expect(await markedProcesses(mark)).toEqual([]);
+    await waitFor('the log line', () =>
+      supervisor.log.find((line) =>
+        line.endsWith(': exited with status 0; ended the processes it left'),
+      ),
+    );
+    await launcher.close();
+  });
+
+  it('stops every process of a server started with npx, which then answers nothing more', async () => {
+    // server-everything from this project's node_modules: npx needs no network for it.
+    const { command, mark } = markedCommand([
+      'npx',
+      '-y',
+      '@modelcontextprotocol/server-everything',
+      'stdio',
+    ]);
+    const supervisor = await startSupervisor(command);
+    const launcher = launcherFor(supervisor.dir, 10_000);
+    const transport = await launcher.launch();
+    const seen = collect(transport);
+    const ping = (id: number) => transport.send({ jsonrpc: '2.0', id, method: 'ping' });
+    ping(1);
+    await waitFor('the answer to a ping', () => seen.messages.find((m) => 'id' in m), 30_000);
+    expect((await markedProcesses(mark)).length).toBeGreaterThanOrEqual(3); // npm exec, sh, node
+
+    // `stop` while the session still holds stdin open, as for a server that ignores its end.
+    const id = transport.label.replace(/^fifo /, '');
+    await writeFile(join(supervisor.dir, CONTROL_FIFO), `stop ${id}\n`);
+    await waitFor('the session to end', () => seen.closed[0], 10_000);
+    ping(2);
+    expect(await markedProcesses(mark)).toEqual([]);
+    expect(seen.messages.filter((m) => 'id' in m)).toHaveLength(1);
+    await launcher.close();
+  });
+
+  it('gives up on a process that left the process group, instead of waiting for it forever', async () => {
+    // `setsid` (util-linux) puts node in a session of its own, out of the supervisor's reach.
+    const escaped = viaShell('setsid', NODE, fixture('stubborn.ts'));
+    const supervisor = await startSupervisor(escaped);
+    const launcher = launcherFor(supervisor.dir, 500);
+    const transport = await launcher.launch();
+    const seen = collect(transport);
+    await waitFor('the escaped process to start', () => seen.messages[0]);
+    const pid = announcedPid(seen.messages[0]);
+    try {
+      // stdin closed, 0.5 s, `stop`, the group ends, then at most 2 × 0.5 s for the rest.
+      await within('closing the session', 5_000, transport.close());
+      expect(seen.closed[0]).toMatch(/still running after stop/);
+      expect(gone(pid)).toBe(false);
+    } finally {
+      process.kill(pid, 'SIGKILL');
+    }
     await launcher.close();
   });
 
@@ -147,6 +253,17 @@ describe('supervisor.sh', () => {
     );
     expect(result.status).toBe(127);
     expect(result.stderr).toContain('command not found in PATH: no-such-server-command');
+  });
+
+  it('refuses a grace period that is not whole seconds, saying so', () => {
+    const result = spawnSync('/bin/busybox', ['sh', SUPERVISOR_SCRIPT, '--', NODE], {
+      encoding: 'utf8',
+      env: { ...process.env, [SUPERVISOR_GRACE_ENV]: '0.5' },
+    });
+    expect(result.status).toBe(64);
+    expect(result.stderr).toContain(
+      "MCP_SUPERVISOR_GRACE_SECONDS must be a whole number of seconds, not '0.5'",
+    );
   });
 
   it('ignores malformed control lines, including path tricks, and keeps serving', async () => {
