@@ -177,7 +177,7 @@ describe('supervisor.sh', () => {
     await launcher.close();
   });
 
-  it('stops every process of a server started with npx, which then answers nothing more', async () => {
+  it('stops every process of a server started with npx, so none is left to answer', async () => {
     // server-everything from this project's node_modules: npx needs no network for it.
     const { command, mark } = markedCommand([
       'npx',
@@ -189,18 +189,16 @@ describe('supervisor.sh', () => {
     const launcher = launcherFor(supervisor.dir, 10_000);
     const transport = await launcher.launch();
     const seen = collect(transport);
-    const ping = (id: number) => transport.send({ jsonrpc: '2.0', id, method: 'ping' });
-    ping(1);
+    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
     await waitFor('the answer to a ping', () => seen.messages.find((m) => 'id' in m), 30_000);
     expect((await markedProcesses(mark)).length).toBeGreaterThanOrEqual(3); // npm exec, sh, node
 
     // `stop` while the session still holds stdin open, as for a server that ignores its end.
     const id = transport.label.replace(/^fifo /, '');
     await writeFile(join(supervisor.dir, CONTROL_FIFO), `stop ${id}\n`);
+    // The session's stdout closed: no process is left that could answer on it.
     await waitFor('the session to end', () => seen.closed[0], 10_000);
-    ping(2);
     expect(await markedProcesses(mark)).toEqual([]);
-    expect(seen.messages.filter((m) => 'id' in m)).toHaveLength(1);
     await launcher.close();
   });
 
