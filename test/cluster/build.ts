@@ -1,6 +1,7 @@
 /**
- * Builds the test control plane's binaries (etcd, kube-apiserver, kube-controller-manager,
- * kube-scheduler, kwok, helm) from the wrapper Go modules in `test/cluster/go/`, and caches them
+ * Builds the test cluster's binaries (etcd, kube-apiserver, kube-controller-manager,
+ * kube-scheduler, kwok and helm; kubelet, kube-proxy, kubectl and CoreDNS for the real node) from
+ * the wrapper Go modules in `test/cluster/go/`, and caches them
  * outside the clone so that only the first run on a machine pays for the build.
  *
  * Cache layout: `<cache>/bin/<component>-<version>-<hash>/<binary>`, where the hash covers the
@@ -20,12 +21,23 @@ import { join } from 'node:path';
 import { isAlive } from './processes.ts';
 
 export type BinaryName =
-  'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kwok' | 'helm';
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kwok'
+  | 'helm'
+  | 'kubelet'
+  | 'kube-proxy'
+  | 'kubectl'
+  | 'coredns';
 
 export type Binaries = Record<BinaryName, string>;
 
 /** How to build one wrapper module: which Go packages become which binaries, and with what. */
 interface Recipe {
+  /** The wrapper directory under `go/`, when it is not the component's own name. */
+  goDir?: string;
   /** The module whose version names the build, e.g. `k8s.io/kubernetes`. */
   module: string;
   binaries: Partial<Record<BinaryName, string>>;
@@ -45,6 +57,21 @@ const KWOK_STAGES = [
   'kustomize/stage/pod/fast/pod-delete.yaml',
 ];
 
+/** What kubernetes' own hack/lib/version.sh stamps; `/version` (which helm reads) reports it. */
+function kubernetesLdflags(goMod: string): string[] {
+  const version = moduleVersion(goMod, 'k8s.io/kubernetes');
+  const [major, minor] = majorMinor(version);
+  return [
+    `-X k8s.io/component-base/version.gitVersion=${version}`,
+    `-X k8s.io/component-base/version.gitMajor=${major}`,
+    `-X k8s.io/component-base/version.gitMinor=${minor}`,
+    '-X k8s.io/component-base/version.gitTreeState=clean',
+    `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
+    `-X k8s.io/client-go/pkg/version.gitMajor=${major}`,
+    `-X k8s.io/client-go/pkg/version.gitMinor=${minor}`,
+  ];
+}
+
 const RECIPES = {
   kubernetes: {
     module: 'k8s.io/kubernetes',
@@ -53,20 +80,25 @@ const RECIPES = {
       'kube-controller-manager': 'k8s.io/kubernetes/cmd/kube-controller-manager',
       'kube-scheduler': 'k8s.io/kubernetes/cmd/kube-scheduler',
     },
-    // What kubernetes' own hack/lib/version.sh stamps; `/version` (which helm reads) reports it.
-    ldflags: (goMod) => {
-      const version = moduleVersion(goMod, 'k8s.io/kubernetes');
-      const [major, minor] = majorMinor(version);
-      return [
-        `-X k8s.io/component-base/version.gitVersion=${version}`,
-        `-X k8s.io/component-base/version.gitMajor=${major}`,
-        `-X k8s.io/component-base/version.gitMinor=${minor}`,
-        '-X k8s.io/component-base/version.gitTreeState=clean',
-        `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
-        `-X k8s.io/client-go/pkg/version.gitMajor=${major}`,
-        `-X k8s.io/client-go/pkg/version.gitMinor=${minor}`,
-      ];
+    ldflags: kubernetesLdflags,
+  },
+  // The real node's binaries, from the same pinned module as the control plane. A recipe of its
+  // own, so that a machine that only runs the control plane does not wait for them.
+  node: {
+    goDir: 'kubernetes',
+    module: 'k8s.io/kubernetes',
+    binaries: {
+      kubelet: 'k8s.io/kubernetes/cmd/kubelet',
+      'kube-proxy': 'k8s.io/kubernetes/cmd/kube-proxy',
+      kubectl: 'k8s.io/kubernetes/cmd/kubectl',
     },
+    ldflags: kubernetesLdflags,
+  },
+  // Cluster DNS for the real node's pods. CoreDNS's version is a constant in its source.
+  coredns: {
+    module: 'github.com/coredns/coredns',
+    binaries: { coredns: 'github.com/coredns/coredns' },
+    ldflags: () => [],
   },
   // etcd's version is a constant in its source; nothing to stamp.
   etcd: {
@@ -142,7 +174,7 @@ export async function cacheDir(component: WrapperModule): Promise<string> {
 }
 
 async function plan(component: string, recipe: Recipe, binRoot: string): Promise<Plan> {
-  const moduleDir = join(GO_DIR, component);
+  const moduleDir = join(GO_DIR, recipe.goDir ?? component);
   const goMod = await readFile(join(moduleDir, 'go.mod'), 'utf8');
   const goSum = await readFile(join(moduleDir, 'go.sum'), 'utf8');
   const version = moduleVersion(goMod, recipe.module);
@@ -173,6 +205,10 @@ const ALL: readonly BinaryName[] = [
   'kube-scheduler',
   'kwok',
   'helm',
+  'kubelet',
+  'kube-proxy',
+  'kubectl',
+  'coredns',
 ];
 
 /**
@@ -208,7 +244,7 @@ async function build(p: Plan, log: Log): Promise<void> {
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp);
   try {
-    const cwd = join(GO_DIR, p.component);
+    const cwd = join(GO_DIR, p.recipe.goDir ?? p.component);
     const ldflags = ['-s', '-w', ...p.recipe.ldflags(p.goMod)].join(' ');
     for (const [name, pkg] of Object.entries(p.recipe.binaries)) {
       const started = Date.now();

@@ -1,11 +1,15 @@
 /**
  * `npm run cluster -- <command>`: a control plane for poking at by hand or from scripts.
  *
- *   up      start one in the background (builds binaries first if needed); the last line printed
- *           is `KUBECONFIG=<path>`
+ *   up      start one in the background (builds binaries first if needed), with a real node
+ *           when run as root (`--no-real-node` for fake nodes only); the last line printed is
+ *           `KUBECONFIG=<path>`
  *   down    stop it and remove its files
  *   status  say whether it runs, with its components' pids and ports
  *   build   only build the binaries
+ *   load IMAGE...
+ *           copy images from the local Docker engine into the real node's containerd, as
+ *           `kind load docker-image` does
  *
  * `up` starts a detached daemon (this file's internal `serve` command) that holds the control
  * plane and writes `state.json` once it is ready. State lives in `.cluster/` at the repository
@@ -17,11 +21,14 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureBinaries } from './build.ts';
 import { ControlPlane, type Component } from './control-plane.ts';
+import { loadImages } from './node.ts';
 import { poll } from './probe.ts';
 import { isAlive } from './processes.ts';
 
 interface State {
   pid: number;
+  /** The real node's containerd socket; absent without a real node. */
+  containerdSocket?: string;
   /** The control plane's working directory: every component's command line names it. */
   dir: string;
   kubeconfig: string;
@@ -54,10 +61,15 @@ async function up(): Promise<number> {
   await ensureBinaries();
   await mkdir(stateDir, { recursive: true });
   const log = openSync(daemonLog, 'w');
-  const daemon = spawn(process.execPath, [import.meta.filename, 'serve'], {
-    detached: true,
-    stdio: ['ignore', log, log],
-  });
+  const realNode = wantsRealNode(process.argv.slice(3));
+  const daemon = spawn(
+    process.execPath,
+    [import.meta.filename, 'serve', ...(realNode ? [] : [NO_REAL_NODE])],
+    {
+      detached: true,
+      stdio: ['ignore', log, log],
+    },
+  );
   closeSync(log);
   daemon.unref();
   const daemonPid = daemon.pid ?? 0;
@@ -87,15 +99,27 @@ async function up(): Promise<number> {
   }
 }
 
+const NO_REAL_NODE = '--no-real-node';
+
+/** A real node needs root (containers, network devices, iptables); without it, fake nodes only. */
+function wantsRealNode(args: readonly string[]): boolean {
+  if (args.includes(NO_REAL_NODE)) return false;
+  if (process.getuid?.() === 0) return true;
+  console.log('not root: starting fake (kwok) nodes only; a real node needs root');
+  return false;
+}
+
 /** The daemon: runs the control plane until SIGTERM or until a component dies. */
 async function serve(): Promise<number> {
   const plane = await ControlPlane.start({
     binaries: await ensureBinaries(),
     dir: runDir,
+    realNode: !process.argv.includes(NO_REAL_NODE),
     log: (line) => console.log(line),
   });
   const state: State = {
     pid: process.pid,
+    ...(plane.containerdSocket !== undefined && { containerdSocket: plane.containerdSocket }),
     dir: plane.dir,
     kubeconfig: plane.kubeconfigPath,
     server: plane.server,
@@ -103,8 +127,9 @@ async function serve(): Promise<number> {
   };
   await writeFile(`${stateFile}.tmp`, JSON.stringify(state, null, 2));
   await rename(`${stateFile}.tmp`, stateFile);
-  // SIGTERM (from `down`) is handled by processes.ts: it kills the components, removes runDir
-  // and ends this process. Until then, watch for a component that dies on its own.
+  // SIGTERM (from `down`) is handled by processes.ts: it kills the components, runs the real
+  // node's clean-up, removes runDir and ends this process. Until then, watch for a component
+  // that dies on its own.
   const dead = await plane.whenAnyExits();
   console.error(
     `${dead.name} exited unexpectedly (see ${dead.logFile}); stopping the control plane`,
@@ -132,9 +157,7 @@ async function cleanUp(state: State | undefined): Promise<void> {
     await poll(
       'the control plane to stop',
       () => Promise.resolve(pids.some(isAlive) ? undefined : true),
-      {
-        timeoutMs: 15_000,
-      },
+      { timeoutMs: 15_000 },
     );
   } catch {
     for (const pid of pids.filter(isAlive)) process.kill(pid, 'SIGKILL');
@@ -165,11 +188,32 @@ async function build(): Promise<number> {
   return 0;
 }
 
-const COMMANDS: Record<string, () => Promise<number>> = { up, down, status, build, serve };
+async function load(): Promise<number> {
+  const images = process.argv.slice(3);
+  const state = await readState();
+  if (state === undefined || !isAlive(state.pid)) {
+    console.error('no control plane is running: start one with `npm run cluster -- up`');
+    return 1;
+  }
+  if (state.containerdSocket === undefined) {
+    console.error('the running control plane has no real node (it was started without root)');
+    return 1;
+  }
+  if (images.length === 0) {
+    console.error('usage: npm run cluster -- load IMAGE...');
+    return 2;
+  }
+  await loadImages(state.containerdSocket, images, (line) => console.log(line));
+  return 0;
+}
+
+const COMMANDS: Record<string, () => Promise<number>> = { up, down, status, build, load, serve };
 
 const command = COMMANDS[process.argv[2] ?? ''];
 if (command === undefined) {
-  console.error('usage: npm run cluster -- up | down | status | build');
+  console.error(
+    'usage: npm run cluster -- up [--no-real-node] | down | status | build | load IMAGE...',
+  );
   process.exitCode = 2;
 } else {
   process.exitCode = await command().catch((error: unknown) => {

@@ -1,7 +1,8 @@
 /**
  * A real Kubernetes control plane as local processes: etcd, kube-apiserver,
  * kube-controller-manager, kube-scheduler, and kwok, which plays the kubelet for a few fake
- * nodes so that scheduled pods become Running and Ready.
+ * nodes so that scheduled pods become Running and Ready. With `realNode`, a real node joins it
+ * too (node.ts), where pods really run.
  *
  * Everything lives in one working directory (certificates, etcd data, logs, the admin
  * kubeconfig); `stop()` ends every process and removes it. See processes.ts for how the
@@ -20,6 +21,8 @@ import {
   type Binaries,
   type Log,
 } from './build.ts';
+import { NODE_NETWORK } from './network.ts';
+import { RealNode } from './node.ts';
 import { createPki, type Pki } from './pki.ts';
 import { freePorts, get, poll, type Tls } from './probe.ts';
 import {
@@ -37,6 +40,8 @@ export interface ControlPlaneOptions {
   dir?: string;
   /** How many fake nodes kwok runs. */
   nodes?: number;
+  /** Also start a real node (needs root; one per machine at a time). */
+  realNode?: boolean;
   log?: Log;
 }
 
@@ -70,6 +75,7 @@ export class ControlPlane {
   readonly #options: ControlPlaneOptions;
   readonly #ports: Ports;
   readonly #processes: { process: ManagedProcess; ports: number[] }[] = [];
+  #node: RealNode | undefined;
   #stopping = false;
 
   private constructor(options: ControlPlaneOptions, dir: string, ports: Ports) {
@@ -79,8 +85,21 @@ export class ControlPlane {
     this.#ports = ports;
   }
 
+  /**
+   * With a real node the API server listens on the node bridge's host address, which pods reach
+   * (through the `kubernetes` Service or directly) and the host reaches as its own address.
+   */
+  get #host(): string {
+    return this.#options.realNode ? NODE_NETWORK.gateway : '127.0.0.1';
+  }
+
   get server(): string {
-    return `https://127.0.0.1:${this.#ports.apiserver}`;
+    return `https://${this.#host}:${this.#ports.apiserver}`;
+  }
+
+  /** The real node's containerd socket (images are loaded there), when there is a real node. */
+  get containerdSocket(): string | undefined {
+    return this.#node?.containerdSocket;
   }
 
   /** Starts every component and resolves once the API is ready and the fake nodes are Ready. */
@@ -115,7 +134,8 @@ export class ControlPlane {
   }
 
   components(): Component[] {
-    return this.#processes.map(toComponent);
+    const node = (this.#node?.processes() ?? []).map((process) => ({ process, ports: [] }));
+    return [...this.#processes, ...node].map(toComponent);
   }
 
   /** Resolves with the first component to exit (on its own, or because of `stop()`). */
@@ -148,6 +168,7 @@ export class ControlPlane {
   /** Stops the processes in reverse start order and removes the working directory. */
   async #halt(): Promise<void> {
     this.#stopping = true;
+    await this.#node?.stop();
     for (const { process } of [...this.#processes].reverse()) await stopProcess(process);
     await rm(this.dir, { recursive: true, force: true });
     forgetDirectory(this.dir);
@@ -155,7 +176,18 @@ export class ControlPlane {
 
   async #boot(): Promise<void> {
     const started = Date.now();
-    const pki = await createPki(this.dir, SERVICE_IP);
+    if (this.#options.realNode) {
+      this.#node = await RealNode.prepare({
+        binaries: this.#options.binaries,
+        dir: join(this.dir, 'node'),
+        log: this.#log,
+      });
+    }
+    const pki = await createPki(
+      this.dir,
+      SERVICE_IP,
+      this.#options.realNode ? [NODE_NETWORK.gateway] : [],
+    );
     const adminTls = await readAdminTls(pki);
     await writeFile(this.kubeconfigPath, await this.#kubeconfig(pki), { mode: 0o600 });
 
@@ -168,7 +200,10 @@ export class ControlPlane {
     const apiserver = this.#start(
       'kube-apiserver',
       [this.#ports.apiserver],
-      this.#apiserverArgs(pki),
+      [
+        ...this.#apiserverArgs(pki),
+        ...(this.#options.realNode ? this.#realNodeApiserverArgs(pki) : []),
+      ],
     );
     await this.#waitHealthy(apiserver, `${this.server}/readyz`, adminTls);
     this.#log(`kube-apiserver ready after ${elapsed(started)}`);
@@ -193,6 +228,7 @@ export class ControlPlane {
       ),
       this.#createNodes(),
     ]);
+    await this.#node?.join({ pki, server: this.server, adminKubeconfig: this.kubeconfigPath });
     this.#log(`control plane ready after ${elapsed(started)}: KUBECONFIG=${this.kubeconfigPath}`);
   }
 
@@ -286,11 +322,12 @@ export class ControlPlane {
   #apiserverArgs(pki: Pki): string[] {
     return [
       `--etcd-servers=http://127.0.0.1:${this.#ports.etcdClient}`,
-      '--bind-address=127.0.0.1',
+      `--bind-address=${this.#host}`,
       `--secure-port=${this.#ports.apiserver}`,
-      // Published in the `kubernetes` Endpoints, which reject loopback; no pod runs to use it, so
-      // an address from a documentation range (RFC 5737) says plainly that it goes nowhere.
-      '--advertise-address=198.51.100.1',
+      // Published in the `kubernetes` Endpoints, which reject loopback. Without a real node no pod
+      // runs to use it, so an address from a documentation range (RFC 5737) says plainly that it
+      // goes nowhere.
+      `--advertise-address=${this.#options.realNode ? NODE_NETWORK.gateway : '198.51.100.1'}`,
       `--cert-dir=${join(this.dir, 'apiserver-certs')}`,
       `--tls-cert-file=${pki.servingCert}`,
       `--tls-private-key-file=${pki.servingKey}`,
@@ -305,6 +342,16 @@ export class ControlPlane {
       '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
       '--allow-privileged=true',
       '--profiling=false',
+    ];
+  }
+
+  /** How the API server reaches the real node's kubelet, for logs and exec. */
+  #realNodeApiserverArgs(pki: Pki): string[] {
+    return [
+      // The node's name resolves nowhere; its InternalIP is the bridge's address.
+      '--kubelet-preferred-address-types=InternalIP',
+      `--kubelet-client-certificate=${pki.adminCert}`,
+      `--kubelet-client-key=${pki.adminKey}`,
     ];
   }
 
@@ -397,9 +444,9 @@ export class ControlPlane {
     return target;
   }
 
-  #log(line: string): void {
+  #log = (line: string): void => {
     (this.#options.log ?? stderrLog)(line);
-  }
+  };
 }
 
 async function readAdminTls(pki: Pki): Promise<Tls> {

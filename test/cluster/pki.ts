@@ -10,7 +10,7 @@
 import { execFile } from 'node:child_process';
 import { generateKeyPair } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -27,11 +27,15 @@ export interface Pki {
   serviceAccountPub: string;
 }
 
-/** Names the API server answers to: loopback, and the in-cluster `kubernetes` Service. */
-export function servingNames(serviceIp: string): string[] {
+/**
+ * Names the API server answers to: loopback, the in-cluster `kubernetes` Service, and any address
+ * it is advertised at (the real node's pods reach it there).
+ */
+export function servingNames(serviceIp: string, advertisedIps: readonly string[] = []): string[] {
   return [
     'IP:127.0.0.1',
     `IP:${serviceIp}`,
+    ...advertisedIps.map((ip) => `IP:${ip}`),
     'DNS:localhost',
     'DNS:kubernetes',
     'DNS:kubernetes.default',
@@ -40,7 +44,11 @@ export function servingNames(serviceIp: string): string[] {
   ];
 }
 
-export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
+export async function createPki(
+  dir: string,
+  serviceIp: string,
+  advertisedIps: readonly string[] = [],
+): Promise<Pki> {
   const pki: Pki = {
     caCert: join(dir, 'ca.crt'),
     caKey: join(dir, 'ca.key'),
@@ -66,7 +74,7 @@ export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
       [
         ...leaf,
         'extendedKeyUsage=serverAuth',
-        `subjectAltName=${servingNames(serviceIp).join(',')}`,
+        `subjectAltName=${servingNames(serviceIp, advertisedIps).join(',')}`,
       ],
       signedByCa,
     ),
@@ -81,6 +89,32 @@ export async function createPki(dir: string, serviceIp: string): Promise<Pki> {
     writeServiceAccountKeys(pki),
   ]);
   return pki;
+}
+
+/**
+ * A client certificate signed by the cluster's CA, for a component that is not an admin (the
+ * kubelet as `system:node:<name>` in `system:nodes`, kube-proxy): the API server authorizes it as
+ * that identity. Returns the certificate and key paths.
+ */
+export async function issueClientCertificate(
+  pki: Pki,
+  name: string,
+  subject: string,
+): Promise<{ cert: string; key: string }> {
+  const cert = join(dirname(pki.caCert), `${name}.crt`);
+  const key = join(dirname(pki.caCert), `${name}.key`);
+  await openssl(
+    cert,
+    key,
+    subject,
+    [
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature',
+      'extendedKeyUsage=clientAuth',
+    ],
+    ['-CA', pki.caCert, '-CAkey', pki.caKey],
+  );
+  return { cert, key };
 }
 
 /** One `openssl req -x509` call: a new key and a certificate, self-signed or signed by `signer`. */

@@ -41,6 +41,7 @@ export interface StartOptions {
  */
 const live = new Set<ManagedProcess>();
 const directories = new Set<string>();
+const cleanUps = new Set<() => void>();
 let handlersInstalled = false;
 
 const setpriv = lazy(() => spawnSync('setpriv', ['--help'], { stdio: 'ignore' }).status === 0);
@@ -101,6 +102,17 @@ export function forgetDirectory(dir: string): void {
   directories.delete(dir);
 }
 
+/**
+ * Registers a synchronous clean-up (state a process leaves outside its directory, such as network
+ * devices) to run, after every child is killed, if the process is interrupted. Returns the
+ * function that unregisters it once the normal stop has done the same.
+ */
+export function cleanUpOnExit(cleanUp: () => void): () => void {
+  installHandlers();
+  cleanUps.add(cleanUp);
+  return () => cleanUps.delete(cleanUp);
+}
+
 /** True while a process with this pid exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
   const statFile = `/proc/${pid}/stat`;
@@ -131,6 +143,8 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
 
 function cleanUpNow(): void {
   for (const proc of live) signalGroup(proc.pid, 'SIGKILL');
+  for (const cleanUp of cleanUps) cleanUp();
+  cleanUps.clear();
   for (const dir of directories) rmSync(dir, { recursive: true, force: true });
   directories.clear();
 }
