@@ -21,7 +21,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureBinaries } from './build.ts';
 import { ControlPlane, type Component } from './control-plane.ts';
-import { loadImages } from './node.ts';
+import { cleanUpAbandonedNode, loadImages } from './node.ts';
 import { poll } from './probe.ts';
 import { isAlive } from './processes.ts';
 
@@ -162,6 +162,7 @@ async function cleanUp(state: State | undefined): Promise<void> {
   } catch {
     for (const pid of pids.filter(isAlive)) process.kill(pid, 'SIGKILL');
   }
+  cleanUpAbandonedNode(await ensureBinaries(), (line) => console.log(line));
   await rm(runDir, { recursive: true, force: true });
   await rm(stateFile, { force: true });
 }

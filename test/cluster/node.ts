@@ -44,7 +44,9 @@ export const REAL_NODE_LABEL = { key: 'mcp-operator.dev/real-node', value: 'true
 /** What a pod spec needs to run on the real node. */
 export const ON_REAL_NODE = {
   nodeSelector: { [REAL_NODE_LABEL.key]: REAL_NODE_LABEL.value },
-  tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }],
+  tolerations: [
+    { key: REAL_NODE_TAINT.key, operator: 'Exists' as const, effect: REAL_NODE_TAINT.effect },
+  ],
 };
 export const PAUSE_IMAGE = 'mcp-operator-test/pause:3.10';
 /** containerd's namespace for everything the kubelet runs. */
@@ -552,20 +554,50 @@ function cleanUpMachine(dir: string, binaries: Binaries): void {
   killShims(dir);
   const quiet = { stdio: 'ignore' } as const;
   spawnSync(binaries['kube-proxy'], ['--cleanup'], quiet);
-  spawnSync(
-    'iptables',
-    ['-w', '-D', 'FORWARD', '-i', NODE_NETWORK.bridge, '-j', FORWARD_CHAIN],
-    quiet,
-  );
-  spawnSync('iptables', ['-w', '-F', FORWARD_CHAIN], quiet);
-  spawnSync('iptables', ['-w', '-X', FORWARD_CHAIN], quiet);
+  removeKubernetesChains();
   for (const name of readdirOrEmpty('/var/run/netns')) {
     if (name.startsWith('cni-')) spawnSync('ip', ['netns', 'delete', name], quiet);
   }
   tearDownNodeNetwork();
+  unmountUnder(dir);
   rmSync(dir, { recursive: true, force: true });
-  const owner = readLock();
-  if (owner?.dir === dir) rmSync(lockFile(), { force: true });
+  if (readLock()?.dir === dir) rmSync(lockFile(), { force: true });
+}
+
+/**
+ * The kubelet's and kube-proxy's chains (`KUBE-*`, which `kube-proxy --cleanup` does not all
+ * remove) and ours, with the jumps to them: the lock makes every such chain on the machine ours.
+ */
+function removeKubernetesChains(): void {
+  const ours = (chain: string): boolean => chain.startsWith('KUBE-') || chain === FORWARD_CHAIN;
+  for (const table of ['filter', 'nat', 'mangle']) {
+    const iptables = (...args: string[]) =>
+      spawnSync('iptables', ['-w', '-t', table, ...args], { encoding: 'utf8' });
+    const rules = iptables('-S').stdout.split('\n');
+    const chains = rules.flatMap((rule) => /^-N (\S+)$/.exec(rule)?.[1] ?? []).filter(ours);
+    for (const rule of rules) {
+      const jump = /^-A (\S+) (.*-j (\S+).*)$/.exec(rule);
+      if (jump && !ours(jump[1]!) && ours(jump[3]!))
+        iptables('-D', jump[1]!, ...splitRule(jump[2]!));
+    }
+    for (const chain of chains) iptables('-F', chain);
+    for (const chain of chains) iptables('-X', chain);
+  }
+}
+
+/** Splits the arguments of an `iptables -S` rule, keeping quoted comments whole. */
+function splitRule(rule: string): string[] {
+  return [...rule.matchAll(/"([^"]*)"|(\S+)/g)].map((match) => match[1] ?? match[2] ?? '');
+}
+
+/** Volumes and container root filesystems the kubelet and containerd mounted below `dir`. */
+function unmountUnder(dir: string): void {
+  const mountPoints = readFileOr('/proc/self/mountinfo', '')
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((point) => point === dir || point.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const point of mountPoints) spawnSync('umount', ['-l', point], { stdio: 'ignore' });
 }
 
 function readdirOrEmpty(dir: string): string[] {
@@ -618,23 +650,32 @@ function statSyncOrUndefined(path: string): Stats | undefined {
   }
 }
 
+/**
+ * Cleans up after a real node whose run died holding the machine's node lock (SIGKILL, a crash):
+ * its containers, mounts, network and iptables chains. Does nothing while the holder lives.
+ */
+export function cleanUpAbandonedNode(binaries: Binaries, log: Log): void {
+  const owner = readLock();
+  if (owner === undefined || isAlive(owner.pid)) return;
+  log(`cleaning up after a real node whose run died (pid ${owner.pid})`);
+  cleanUpMachine(owner.dir, binaries);
+  rmSync(lockFile(), { force: true });
+}
+
 async function acquireLock(dir: string, binaries: Binaries, log: Log): Promise<void> {
   await mkdir(nodeCacheDir(), { recursive: true });
-  let waitingSince: number | undefined;
+  let waiting = false;
   for (;;) {
+    cleanUpAbandonedNode(binaries, log);
     const owner = readLock();
-    if (owner === undefined || !isAlive(owner.pid)) {
-      if (owner) {
-        log(`cleaning up after a real node whose run died (pid ${owner.pid})`);
-        cleanUpMachine(owner.dir, binaries);
-      }
-      await writeFile(lockFile(), JSON.stringify({ pid: process.pid, dir } satisfies LockOwner));
+    if (owner === undefined) {
+      await writeFile(lockFile(), JSON.stringify({ pid: process.pid, dir } satisfies LockOwner), {
+        flag: 'wx',
+      }).catch(() => undefined);
       if (readLock()?.pid === process.pid) return;
-    }
-    if (owner && owner.pid === process.pid) return;
-    if (waitingSince === undefined) {
-      waitingSince = Date.now();
-      log(`another test run (pid ${owner?.pid}) has the real node; waiting for it to finish`);
+    } else if (!waiting) {
+      waiting = true;
+      log(`another test run (pid ${owner.pid}) has the real node; waiting for it to finish`);
     }
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
