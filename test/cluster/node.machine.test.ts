@@ -147,7 +147,9 @@ describe('the real node', () => {
     await runPod(kubeconfig);
 
     process.kill(pid, 'SIGINT');
-    await waitFor('the daemon to exit', async () => !isAlive(pid), { timeoutMs: 30_000 });
+    await waitFor('the daemon to exit', () => Promise.resolve(!isAlive(pid)), {
+      timeoutMs: 30_000,
+    });
 
     expectNothingLeft(dir);
   });
@@ -158,7 +160,7 @@ describe('the real node', () => {
     await runPod(kubeconfig);
 
     process.kill(pid, 'SIGKILL');
-    await waitFor('the daemon to die', async () => !isAlive(pid));
+    await waitFor('the daemon to die', () => Promise.resolve(!isAlive(pid)));
     // Nothing in a killed process runs: its containers outlive it, until the next command.
     expect(containerProcesses()).toBeGreaterThan(0);
 
