@@ -42,8 +42,12 @@ export const ERRORS = {
       `${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'} from ${url}: the server refused the bearer token; check spec.auth.secretRef`,
   }),
   MCPOP_DISCOVERY_HTTP_STATUS: define({
-    message: (url: string, method: string, status: number, detail: string) =>
-      `HTTP ${status} from ${url} for ${method}${detail === '' ? '' : `: ${detail}`}`,
+    message: (url: string, method: string, status: number, body: string) =>
+      `HTTP ${status} from ${url} for ${method} (${body}, not shown): check that the URL is the MCP endpoint of a Streamable HTTP server, and that server's own logs`,
+  }),
+  MCPOP_DISCOVERY_REDIRECT: define({
+    message: (url: string, method: string, status: number, location: string) =>
+      `HTTP ${status} from ${url} for ${method}: redirected to ${location}; point discovery at the final URL`,
   }),
   MCPOP_DISCOVERY_UNREACHABLE: define({
     message: (url: string, reason: string) =>

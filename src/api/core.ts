@@ -347,6 +347,9 @@ export const PodSecurityContext = Type.Object(
   },
 );
 
+/** meta/v1 Condition's bound on `message`; the API server refuses a longer one. */
+export const CONDITION_MESSAGE_MAX = 32768;
+
 /** meta/v1 Condition. https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties */
 export const Condition = Type.Object(
   {
@@ -375,7 +378,7 @@ export const Condition = Type.Object(
     }),
     message: Type.String({
       description: 'What happened and what to do about it, for a human.',
-      maxLength: 32768,
+      maxLength: CONDITION_MESSAGE_MAX,
     }),
   },
   { description: 'An observation of one aspect of the MCPServer.' },

@@ -35,6 +35,7 @@ import {
   takeSnapshot,
 } from './snapshot.ts';
 import { timeoutMs } from './status.ts';
+import { MESSAGE_MAX, shown } from './text.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 
@@ -214,16 +215,17 @@ function removed(signal: AbortSignal): boolean {
   );
 }
 
-function failureOf(error: unknown): Failure {
-  if (!(error instanceof OperatorError)) {
-    return {
-      reason: DiscoveredReason.Failed,
-      message: sentence(`Unexpected error: ${String(error)}`),
-    };
-  }
+/**
+ * A failed run as status records it. The message is made visible and bounded once more here,
+ * whatever built it: status must never carry a server's control characters or grow past what
+ * the API server accepts.
+ */
+export function failureOf(error: unknown): Failure {
+  const known = error instanceof OperatorError;
+  const text = known ? error.message : `Unexpected error: ${String(error)}`;
   return {
-    reason: REASONS[error.code] ?? DiscoveredReason.Failed,
-    message: sentence(error.message),
+    reason: (known && REASONS[error.code]) || DiscoveredReason.Failed,
+    message: shown(sentence(text), MESSAGE_MAX),
   };
 }
 

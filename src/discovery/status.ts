@@ -30,9 +30,10 @@ import type {
 import { metaTime } from '../controller/status.ts';
 import { parseDuration } from '../duration.ts';
 import type { Baseline } from './baseline.ts';
-import { type Drift, computeDrift, driftStatus, isDrifted } from './drift.ts';
+import { type Drift, computeDrift, driftStatus, isDrifted, shownInvalidName } from './drift.ts';
 import type { ServerResult, Success } from './results.ts';
 import { compactStatus } from './snapshot.ts';
+import { MESSAGE_MAX, clip } from './text.ts';
 
 export interface DiscoveryStatusInput {
   server: {
@@ -130,7 +131,8 @@ function condition(
     // metav1.Condition: the transition time moves only when the status does.
     lastTransitionTime: before?.status === status ? before.lastTransitionTime : metaTime(input.now),
     reason,
-    message,
+    // Built from shown parts already; the bound makes a refused status write impossible.
+    message: clip(message, MESSAGE_MAX),
   };
 }
 
@@ -348,6 +350,7 @@ function compactDrift(drift: Drift, since: string): DriftStatus {
     ...(status.removed?.length ? { removed: status.removed } : {}),
     ...(status.changed?.length ? { changed: status.changed } : {}),
     ...(status.missingAllowed?.length ? { missingAllowed: status.missingAllowed } : {}),
+    ...(status.invalidNames?.length ? { invalidNames: status.invalidNames } : {}),
     since,
   };
 }
@@ -376,6 +379,9 @@ export function driftMessage(input: DiscoveryStatusInput, drift: Drift): string 
     drift.removed.length > 0 ? `Approved but no longer listed: ${names(drift.removed)}.` : '',
     drift.missingAllowed.length > 0
       ? `In spec.tools.allow but not listed: ${names(drift.missingAllowed)}.`
+      : '',
+    drift.invalidNames.length > 0
+      ? `Names that break MCP's tool-name rules, which cannot be approved: ${names(drift.invalidNames.map((n) => `'${shownInvalidName(n)}'`))}.`
       : '',
     `See \`mcp-operator diff ${name} -n ${namespace}\`.`,
   ];

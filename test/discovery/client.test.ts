@@ -225,7 +225,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
     await expectFailure(
       { url: server.url },
       'MCPOP_DISCOVERY_HTTP_STATUS',
-      /^HTTP 500 from .* for server\/discover: database on fire$/,
+      /^HTTP 500 from .* for server\/discover \(text\/plain body of 16 bytes, not shown\): check that the URL is the MCP endpoint/,
     );
   });
 
@@ -350,7 +350,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
     );
     await expectFailure(
       { url: server.url, token: 't' },
-      'MCPOP_DISCOVERY_HTTP_STATUS',
+      'MCPOP_DISCOVERY_REDIRECT',
       /HTTP 307 .*redirected to http:\/\/example.com\/mcp/,
     );
   });
@@ -434,7 +434,7 @@ describe('choosing between 2026-07-28 and the handshake', () => {
     await expectFailure(
       { url: running.url },
       'MCPOP_DISCOVERY_HTTP_STATUS',
-      /HTTP 400 .*Header mismatch/,
+      /HTTP 400 .* \(application\/json body of 76 bytes with JSON-RPC error -32020, not shown\)/,
     );
     expect(seen).toEqual(['server/discover']);
   });
