@@ -53,6 +53,10 @@ export const ERRORS = {
     message: (url: string, reason: string) =>
       `cannot reach ${url}: ${reason}; check that the server runs and that its URL, port and path are right`,
   }),
+  MCPOP_DISCOVERY_EGRESS_DENIED: define({
+    message: (url: string, where: string, range: string, why: string) =>
+      `discovery does not connect to ${url}: ${where} is in ${range} (${why}), which the operator's egress policy denies; if the server is meant to be reached there, the operator's administrator can allow the range (--discovery-allowed-cidrs, chart value discovery.egress.allowedCIDRs)`,
+  }),
   MCPOP_DISCOVERY_TIMEOUT: define({
     message: (url: string, method: string, budgetMs: number) =>
       `${url} did not answer ${method} within the discovery budget of ${budgetMs} ms: the server hangs or is too slow (spec.discovery.timeout)`,

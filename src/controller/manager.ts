@@ -22,6 +22,7 @@ import { PendingWrites } from './pending.ts';
 import { WorkQueue, type HandlerResult } from './queue.ts';
 import { Reconciler } from './reconcile.ts';
 import type { StoredMCPServer } from './render/metadata.ts';
+import { egressPolicy } from '../discovery/egress.ts';
 import { DiscoveryService } from '../discovery/service.ts';
 import { startServer, type RunningServer } from './server.ts';
 
@@ -102,6 +103,7 @@ export class Manager {
       },
       log: o.log,
       registry: metrics.registry,
+      egress: egressPolicy(o.config.discoveryEgress),
       ...(o.discoveryEndpoint === undefined ? {} : { endpoint: o.discoveryEndpoint }),
     });
     const reconciler = new Reconciler({

@@ -10,6 +10,7 @@
  */
 
 import type { TSchema, Static } from '@sinclair/typebox';
+import type { Dispatcher } from 'undici';
 import { UNFILTERED_LIST_META } from '../bridge/contract.ts';
 import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
 import { operatorError } from '../errors.ts';
@@ -96,6 +97,8 @@ export interface DiscoveryOptions {
   clientInfo?: Implementation | undefined;
   /** Aborting it ends discovery with MCPOP_DISCOVERY_CANCELLED. */
   signal?: AbortSignal | undefined;
+  /** Opens the connections; the operator's checks every address (egress.ts). */
+  dispatcher?: Dispatcher | undefined;
 }
 
 /** What a server told discovery about itself. */
@@ -131,6 +134,7 @@ export async function discover(options: DiscoveryOptions): Promise<Discovery> {
     url: checkedUrl(options.url),
     token: options.token,
     discoveryToken: options.discoveryToken,
+    dispatcher: options.dispatcher,
   });
   try {
     if (channel.cancel?.aborted === true) {
@@ -427,9 +431,9 @@ function resultOf(
 }
 
 /**
- * The error an HTTP status amounts to. The body of a failed request is never shown (ADR 0007:
- * `spec.url` may point anywhere a tenant likes, and status would read it back to them): only
- * its type and size.
+ * The error an HTTP status amounts to. The body of a failed request is never shown, only its
+ * type and size: `spec.url` may point anywhere a tenant likes, and status would read the
+ * answer back to them (docs/tenancy.md).
  */
 function statusError(channel: Channel, method: string, answer: Answer) {
   const { status } = answer;

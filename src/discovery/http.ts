@@ -11,8 +11,10 @@
  */
 
 import { createParser } from 'eventsource-parser';
+import { type Dispatcher, fetch } from 'undici';
 import { DISCOVERY_TOKEN_HEADER } from '../bridge/contract.ts';
 import { OperatorError, operatorError } from '../errors.ts';
+import { EgressRefusal } from './egress.ts';
 import { shown } from './text.ts';
 
 /** Limits and identity of one discovery run; every exchange of the run draws on the same budget. */
@@ -31,6 +33,8 @@ export interface Channel {
   readonly cancel: AbortSignal | undefined;
   /** Either of the two above: what every fetch and body read listens to. */
   readonly signal: AbortSignal;
+  /** Opens the connections: the operator's egress guard (egress.ts), or undici's default. */
+  readonly dispatcher: Dispatcher | undefined;
   bytesRead: number;
   /** Stops the deadline timer; call it when the run is over. */
   close(): void;
@@ -43,6 +47,7 @@ export interface ChannelOptions {
   timeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal | undefined;
+  dispatcher?: Dispatcher | undefined;
 }
 
 /** A URL as messages show it: without user info, query or fragment, which may hold secrets. */
@@ -71,6 +76,7 @@ export function openChannel(options: ChannelOptions): Channel {
     deadline,
     cancel,
     signal: cancel === undefined ? deadline : AbortSignal.any([deadline, cancel]),
+    dispatcher: options.dispatcher,
     bytesRead: 0,
     close: () => clearTimeout(timeout),
   };
@@ -145,6 +151,7 @@ export async function deleteSession(
       headers: withAuth(channel, headers),
       redirect: 'manual',
       signal,
+      dispatcher: channel.dispatcher,
     });
     await response.body?.cancel();
   } catch {
@@ -152,15 +159,20 @@ export async function deleteSession(
   }
 }
 
-async function send(channel: Channel, method: string, init: RequestInit): Promise<Response> {
+async function send(
+  channel: Channel,
+  method: string,
+  init: { method: string; headers: Record<string, string>; body: string },
+): Promise<Response> {
   try {
     return await fetch(channel.url, {
       ...init,
-      headers: withAuth(channel, init.headers as Record<string, string>),
+      headers: withAuth(channel, init.headers),
       // A redirect could carry the bearer token to another host; the user should point
       // discovery at the final URL instead.
       redirect: 'manual',
       signal: channel.signal,
+      dispatcher: channel.dispatcher,
     });
   } catch (error) {
     throw transportFailure(channel, method, error, 'cannot reach');
@@ -324,7 +336,11 @@ function transportFailure(
   if (error instanceof OperatorError) return error;
   // A refusal of our own connector (egress.ts) reaches us as the cause of fetch's TypeError.
   const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof OperatorError) return cause;
+  if (cause instanceof EgressRefusal) {
+    const { where, range } = cause;
+    const { displayUrl: url } = channel;
+    return operatorError('MCPOP_DISCOVERY_EGRESS_DENIED', url, where, range.cidr, range.why);
+  }
   if (channel.deadline.aborted) {
     return operatorError('MCPOP_DISCOVERY_TIMEOUT', channel.displayUrl, method, channel.timeoutMs);
   }

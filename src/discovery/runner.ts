@@ -12,6 +12,7 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import { DISCOVERY_TOKEN_KEY } from '../bridge/contract.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
@@ -41,6 +42,8 @@ export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 
 export interface RunnerOptions {
   client: KubeClient;
+  /** Opens discovery's connections, through the egress guard (egress.ts). */
+  dispatcher: Dispatcher;
   /** The MCPServer as cached. */
   server: (key: string) => StoredMCPServer | undefined;
   /** A ConfigMap as cached (the operator's own, with data), to skip an unchanged snapshot. */
@@ -59,6 +62,7 @@ const REASONS: Partial<Record<string, DiscoveredReason>> = {
   MCPOP_DISCOVERY_AUTH_SECRET: DiscoveredReason.AuthSecretMissing,
   MCPOP_DISCOVERY_UNAUTHORIZED: DiscoveredReason.Unauthorized,
   MCPOP_DISCOVERY_TIMEOUT: DiscoveredReason.TimedOut,
+  MCPOP_DISCOVERY_EGRESS_DENIED: DiscoveredReason.EgressDenied,
 };
 
 export class DiscoveryRunner {
@@ -95,7 +99,14 @@ export class DiscoveryRunner {
     const token = await this.#token(server, signal);
     const discoveryToken = await this.#discoveryToken(server, signal);
     return takeSnapshot(
-      await discover({ url, token, discoveryToken, timeoutMs: timeoutMs(server.spec), signal }),
+      await discover({
+        url,
+        token,
+        discoveryToken,
+        timeoutMs: timeoutMs(server.spec),
+        signal,
+        dispatcher: this.#o.dispatcher,
+      }),
     );
   }
 

@@ -15,6 +15,7 @@
 
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Agent } from 'undici';
 import { DISCOVER_ANNOTATION } from '../api/names.ts';
 import type { KubeClient } from '../controller/kube/client.ts';
 import { keyOf } from '../controller/kube/resources.ts';
@@ -22,6 +23,7 @@ import type { StoredMCPServer } from '../controller/render/metadata.ts';
 import { endpointOf } from '../controller/render/render.ts';
 import { OperatorError } from '../errors.ts';
 import { type Baseline, BaselineResolver } from './baseline.ts';
+import { type EgressPolicy, EgressGuard, guardedDispatcher } from './egress.ts';
 import { type ConfigMapObject, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
@@ -47,6 +49,8 @@ export interface DiscoveryServiceOptions {
   log: Logger;
   registry?: Registry;
   concurrency?: number;
+  /** Where discovery may connect (docs/tenancy.md); every run's connections are checked. */
+  egress: EgressPolicy;
   /**
    * Where a deployed server's endpoint is; by default its Service (`endpointOf`). Tests
    * override it: a test cluster's pods are fakes, so their containers run as local processes.
@@ -61,13 +65,16 @@ export class DiscoveryService {
   /** Per server, what its runs depend on beyond the schedule (see #inputs). */
   readonly #inputs = new Map<string, string>();
   readonly #secretVersion: DiscoveryServiceOptions['secretVersion'];
+  readonly #dispatcher: Agent;
 
   constructor(o: DiscoveryServiceOptions) {
     this.#secretVersion = o.secretVersion;
     this.#results = new ResultStore(o.registry);
     this.#baselines = new BaselineResolver(o.client, o.configMapVersion);
+    this.#dispatcher = guardedDispatcher(new EgressGuard(o.egress));
     const runner = new DiscoveryRunner({
       client: o.client,
+      dispatcher: this.#dispatcher,
       server: o.server,
       configMap: o.configMap,
       endpoint: o.endpoint ?? endpointOf,
