@@ -14,7 +14,7 @@ import { failureOf } from '../../src/discovery/runner.ts';
 import { takeSnapshot } from '../../src/discovery/snapshot.ts';
 import { discoveryStatus, type DiscoveryStatusInput } from '../../src/discovery/status.ts';
 import { MESSAGE_MAX } from '../../src/discovery/text.ts';
-import { type Running, fixtureTool, startHttp, startScripted } from './servers.ts';
+import { type Running, fixtureTool, hostile, startHttp, startScripted } from './servers.ts';
 
 const validStatus = new Ajv({ strict: false, validateFormats: false }).compile(StatusSchema);
 
@@ -94,9 +94,7 @@ function legacy(initialize: (id: number) => object) {
 
 describe('server-controlled text on its way to status', () => {
   it('a JSON-RPC error message of 40,000 characters becomes a short Discovered message', async () => {
-    const server = await track(
-      legacy(() => ({ error: { code: -32603, message: `boom\u001b[2J${'x'.repeat(40_000)}` } })),
-    );
+    const server = await track(hostile.hugeRpcError());
     const part = await statusAfterDiscovery(server.url);
     expect(part.conditions[0]).toMatchObject({ status: 'False', reason: 'Failed' });
     expect(part.conditions[0].message).toMatch(/JSON-RPC error -32603: boom\\e\[2Jxxx/);
@@ -105,23 +103,13 @@ describe('server-controlled text on its way to status', () => {
   });
 
   it('ten tools with 4,000-character names are findings, not names in status', async () => {
-    const long = (i: number) => `${String(i)}${'n'.repeat(3_999)}`;
-    const server = await track(
-      startScripted({
-        page: () => ({
-          tools: [
-            fixtureTool('fine'),
-            ...Array.from({ length: 10 }, (_, i) => fixtureTool(long(i))),
-          ],
-        }),
-      }),
-    );
+    const server = await track(hostile.poisonedNames());
     const part = await statusAfterDiscovery(server.url);
     expect(part.conditions[1]).toMatchObject({ status: 'True', reason: 'ToolsChanged' });
-    expect(part.discovery?.toolCount).toBe(11);
+    expect(part.discovery?.toolCount).toBe(12);
     expect(part.discovery?.tools?.map((t) => t.name)).toEqual(['fine']);
     expect(part.drift?.added).toEqual(['fine']);
-    expect(part.drift?.invalidNames).toHaveLength(10);
+    expect(part.drift?.invalidNames).toHaveLength(11);
     for (const name of part.drift?.invalidNames ?? []) expect(name.length).toBeLessThan(100);
     expect(part.conditions[1].message).toContain("break MCP's tool-name rules");
     expectWritable(part);
