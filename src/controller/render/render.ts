@@ -66,6 +66,33 @@ function service(server: StoredMCPServer): V1Service {
   };
 }
 
+/**
+ * The bridges of a stdio server find each other through this headless Service: its name
+ * resolves to every pod, ready or not (a pod that is not ready may still hold sessions, and
+ * a shutting-down one finishes its requests), and the bridge forwards a request for another
+ * replica's session there (src/bridge/replicas.ts, docs/adr/0007).
+ */
+function peerService(server: StoredMCPServer): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: objectMeta(server, objectNames(server).peerService),
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: selectorLabels(server),
+      ports: [
+        {
+          name: MCP_PORT_NAME,
+          port: effectivePort(server),
+          targetPort: MCP_PORT_NAME,
+          protocol: 'TCP',
+        },
+      ],
+    },
+  };
+}
+
 function serviceAccount(server: StoredMCPServer): V1ServiceAccount {
   return {
     apiVersion: 'v1',
@@ -86,6 +113,7 @@ export function render(
     ...(server.spec.pod?.serviceAccountName === undefined ? [serviceAccount(server)] : []),
     ...(isEnforced(server) ? [policyConfigMap(server, resolved.approvedTools)] : []),
     service(server),
+    ...(server.spec.transport === 'stdio' ? [peerService(server)] : []),
     deployment(server, options, resolved),
   ];
 }
