@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discover, type DiscoveryOptions } from '../../src/discovery/client.ts';
 import { OperatorError, type ErrorCode } from '../../src/errors.ts';
 import {
@@ -11,18 +11,8 @@ import {
   startHttp,
   startModern,
   startScripted,
+  track,
 } from './servers.ts';
-
-const open: Running[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
-
-async function track<T extends Running>(server: Promise<T>): Promise<T> {
-  const running = await server;
-  open.push(running);
-  return running;
-}
 
 /** Runs discovery expecting it to fail; returns the error and how long it took. */
 async function failure(options: DiscoveryOptions): Promise<{ error: OperatorError; ms: number }> {

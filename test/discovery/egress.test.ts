@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseControllerConfig } from '../../src/controller/config.ts';
 import { discover } from '../../src/discovery/client.ts';
 import {
@@ -18,7 +18,7 @@ import {
   guardedDispatcher,
 } from '../../src/discovery/egress.ts';
 import { OperatorError } from '../../src/errors.ts';
-import { startModern, fixtureTool, type Running } from './servers.ts';
+import { type Running, fixtureTool, startModern, track } from './servers.ts';
 
 const OUTSIDE: EgressSettings = { inCluster: false, denied: [], allowed: [] };
 const IN_POD: EgressSettings = {
@@ -107,11 +107,6 @@ async function counting(host: string, port = 0): Promise<Running & { requests():
   };
 }
 
-const open: Running[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
-
 async function refusal(url: string, dispatcher: ReturnType<typeof guardedDispatcher>) {
   const error: unknown = await discover({ url, dispatcher, timeoutMs: 5_000 }).then(
     () => undefined,
@@ -124,8 +119,7 @@ async function refusal(url: string, dispatcher: ReturnType<typeof guardedDispatc
 
 describe('discovery through the guarded dispatcher', () => {
   it('refuses loopback in a pod by the address a URL resolves to, and sends nothing', async () => {
-    const server = await counting('127.0.0.1');
-    open.push(server);
+    const server = await track(counting('127.0.0.1'));
     const dispatcher = guardedDispatcher(guard(IN_POD));
     const { port } = new URL(server.url);
     const message = await refusal(`http://localhost:${port}/mcp?token=x`, dispatcher);
@@ -142,8 +136,7 @@ describe('discovery through the guarded dispatcher', () => {
   });
 
   it('lets through what the policy allows, unchanged', async () => {
-    const allowed = await startModern(() => [fixtureTool('fine')]);
-    open.push(allowed);
+    const allowed = await track(startModern(() => [fixtureTool('fine')]));
     const dispatcher = guardedDispatcher(guard({ ...IN_POD, allowed: ['127.0.0.1/32'] }));
     const found = await discover({ url: allowed.url, dispatcher });
     expect(found.tools.map((t) => t.name)).toEqual(['fine']);
@@ -151,11 +144,10 @@ describe('discovery through the guarded dispatcher', () => {
   });
 
   it('checks every new connection: a name that rebinds to a denied address gets nothing', async () => {
-    const good = await counting('127.0.0.1');
+    const good = await track(counting('127.0.0.1'));
     // The same port on another loopback address: only the address decides who answers.
     const { port } = new URL(good.url);
-    const bad = await counting('127.0.0.2', Number(port));
-    open.push(good, bad);
+    const bad = await track(counting('127.0.0.2', Number(port)));
     // A resolver whose answer changes between lookups is what a DNS rebinding attack needs;
     // no DNS server here can be made to do that, so this lookup stands in for one.
     let lookups = 0;

@@ -7,30 +7,19 @@
  */
 
 import { Ajv } from 'ajv';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MCPServerStatus as StatusSchema } from '../../src/api/v1alpha1/mcpserver.ts';
 import { discover } from '../../src/discovery/client.ts';
 import { failureOf } from '../../src/discovery/runner.ts';
 import { takeSnapshot } from '../../src/discovery/snapshot.ts';
 import { discoveryStatus, type DiscoveryStatusInput } from '../../src/discovery/status.ts';
 import { MESSAGE_MAX } from '../../src/discovery/text.ts';
-import { type Running, fixtureTool, hostile, startHttp, startScripted } from './servers.ts';
+import { fixtureTool, hostile, startHttp, startScripted, track } from './servers.ts';
 
 const validStatus = new Ajv({ strict: false, validateFormats: false }).compile(StatusSchema);
 
 /** C0, DEL, C1, bidi overrides and isolates: what must never reach a terminal raw. */
 const RAW_CONTROL = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
-
-const open: Running[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
-
-async function track<T extends Running>(server: Promise<T>): Promise<T> {
-  const running = await server;
-  open.push(running);
-  return running;
-}
 
 const T0 = new Date('2026-11-30T10:00:00Z');
 

@@ -21,10 +21,23 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
+import { afterEach } from 'vitest';
 
 export interface Running {
   url: string;
   close(): Promise<void>;
+}
+
+const tracked: Running[] = [];
+afterEach(async () => {
+  await Promise.all(tracked.splice(0).map((server) => server.close()));
+});
+
+/** The server once it runs; closed after the test. */
+export async function track<T extends Running>(server: Promise<T>): Promise<T> {
+  const running = await server;
+  tracked.push(running);
+  return running;
 }
 
 export async function startHttp(

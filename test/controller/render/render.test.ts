@@ -183,7 +183,9 @@ describe('render: replicas of a stdio server', () => {
           'app.kubernetes.io/name': 'mcp-server',
           'app.kubernetes.io/instance': 'everything',
         },
-        ports: [{ name: 'mcp', port: 8080, targetPort: 'mcp', protocol: 'TCP' }],
+        ports: [
+          { name: 'mcp', port: 8080, targetPort: 'mcp', protocol: 'TCP', appProtocol: 'http' },
+        ],
       },
     });
   });
