@@ -97,7 +97,7 @@ export interface DiscoveryOptions {
   clientInfo?: Implementation | undefined;
   /** Aborting it ends discovery with MCPOP_DISCOVERY_CANCELLED. */
   signal?: AbortSignal | undefined;
-  /** Opens the connections; the operator's checks every address (egress.ts). */
+  /** Opens the connections; the operator's checks every address it connects to (egress.ts). */
   dispatcher?: Dispatcher | undefined;
 }
 
@@ -442,7 +442,7 @@ function statusError(channel: Channel, method: string, answer: Answer) {
   }
   const location = answer.headers.get('location');
   if (status < 400 && location !== null) {
-    const target = shown(displayUrl(new URL(location, channel.url)), 200);
+    const target = shown(displayUrl(URL.parse(location, channel.url) ?? location), 200);
     return operatorError('MCPOP_DISCOVERY_REDIRECT', channel.displayUrl, method, status, target);
   }
   const body = answer.bodyNote ?? 'no body';

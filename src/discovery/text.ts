@@ -10,13 +10,13 @@
  * show one character the same way.
  */
 
+import { SERVER_TEXT_MAX } from '../api/v1alpha1/status.ts';
+
 /** A condition message or `lastError`: long enough to act on, far below the CRD's 32768. */
 export const MESSAGE_MAX = 4096;
 
-/** What discovery shows of a server-chosen name, version or key. */
-export const NAME_MAX = 128;
-
-/**
+/** What discovery shows of a server-chosen name, version or key: the CRD's bound for them. */
+export const NAME_MAX = SERVER_TEXT_MAX;
 
 /** Escapes YAML has a short form for. */
 const SHORT: Record<string, string> = {

@@ -26,7 +26,7 @@ const Time = (description: string) => Type.String({ description, format: 'date-t
  * and every other condition down with it. Tool names are only ever ones that follow MCP's
  * rules; a name that breaks them is reported in status.drift.invalidNames instead.
  */
-const SERVER_TEXT_MAX = TOOL_NAME_MAX;
+export const SERVER_TEXT_MAX = TOOL_NAME_MAX;
 /** MCP defines six server capabilities; room for experimental ones, not for a flood. */
 export const CAPABILITIES_MAX = 32;
 
