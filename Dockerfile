@@ -1,9 +1,13 @@
-# syntax=docker/dockerfile:1
 # One image for the controller and the bridge sidecar:
 #   mcp-operator controller | mcp-operator bridge … | mcp-operator bridge-install --to <dir>
 # It also ships the static busybox and the supervisor script that the bridge's init container
 # copies into a stdio server's pod (docs/adr/0002-stdio-bridge-sidecar.md).
-# No container engine builds it in CI: test/packaging/dockerfile.test.ts replays it instead.
+#
+# No `# syntax=` line: it would make BuildKit pull a frontend image (docker/dockerfile) before
+# building, which fails on an air-gapped builder, and nothing here needs a newer frontend than
+# the one built into BuildKit. The legacy builder ignores the line anyway.
+#
+# Build: docker build -t mcp-operator:<version> .   (test/images builds it the same way)
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -15,25 +19,47 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --ignore-scripts
+# --omit=optional leaves out @kubernetes/client-node (64 MB): only kubeconfig users with an exec
+# plugin or auth-provider need it, never the in-cluster controller or bridge.
+RUN npm run build \
+ && npm prune --omit=dev --omit=optional --ignore-scripts \
+ && chmod 0755 dist/cli.js
 
 FROM debian:bookworm-slim AS busybox
 RUN apt-get update \
  && apt-get install -y --no-install-recommends busybox-static \
  && rm -rf /var/lib/apt/lists/*
 
-FROM ${NODE_IMAGE}
-ENV NODE_ENV=production
+# The runtime's root filesystem: the node binary and the shared libraries it links (as `ldd`
+# lists them, so any architecture and libc of NODE_IMAGE works), `env` for the CLI's shebang,
+# a passwd entry for the non-root user, and /tmp. No npm, corepack, headers or shell: the
+# binary alone runs the operator, and this halves the image. For debugging, the image's
+# busybox is at /usr/lib/mcp-operator/busybox (`kubectl exec … -- /usr/lib/mcp-operator/busybox sh`).
+FROM ${NODE_IMAGE} AS rootfs
+COPY --from=busybox /bin/busybox /rootfs/usr/lib/mcp-operator/busybox
+COPY src/bridge/supervisor.sh /rootfs/usr/lib/mcp-operator/supervisor.sh
+RUN set -eu \
+ && node="$(command -v node)" env="$(command -v env)" \
+ && mkdir -p /rootfs/usr/local/bin /rootfs/usr/bin /rootfs/etc /rootfs/tmp /rootfs/app \
+ && cp "$node" /rootfs/usr/local/bin/node \
+ && cp "$env" /rootfs/usr/bin/env \
+ && for lib in $({ ldd "$node"; ldd "$env"; } | grep -o '/[^ ]*' | sort -u); do cp -L --parents "$lib" /rootfs; done \
+ && ln -s /app/dist/cli.js /rootfs/usr/local/bin/mcp-operator \
+ && echo 'root:x:0:0:root:/root:/sbin/nologin' > /rootfs/etc/passwd \
+ && echo 'nonroot:x:65532:65532:nonroot:/tmp:/sbin/nologin' >> /rootfs/etc/passwd \
+ && printf 'root:x:0:\nnonroot:x:65532:\n' > /rootfs/etc/group \
+ && chmod 1777 /rootfs/tmp
+
+FROM scratch
+COPY --from=rootfs /rootfs /
+ENV PATH=/usr/local/bin:/usr/bin \
+    NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # `mcp-operator dev` installs the CRD from here.
 COPY crds ./crds
-COPY --from=busybox /bin/busybox /usr/lib/mcp-operator/busybox
-COPY src/bridge/supervisor.sh /usr/lib/mcp-operator/supervisor.sh
-RUN chmod 0755 /app/dist/cli.js /usr/lib/mcp-operator/supervisor.sh \
- && ln -s /app/dist/cli.js /usr/local/bin/mcp-operator
 # 65532: the conventional non-root "nonroot" uid; numeric so runAsNonRoot can verify it.
 USER 65532:65532
 ENTRYPOINT ["mcp-operator"]

@@ -5,6 +5,9 @@
  * bridge sidecar does not load the controller and vice versa.
  */
 
+import { OperatorError } from './errors.ts';
+import { importOptional } from './optional.ts';
+
 /** A command takes the arguments after its name and resolves to the process exit code. */
 export type Command = (argv: string[]) => Promise<number>;
 
@@ -28,7 +31,8 @@ const COMMANDS: Record<string, CommandEntry> = {
   },
   dev: {
     summary: 'run the controller against the current kube context or a local control plane',
-    load: async () => (await import('./controller/dev.ts')).devCommand,
+    load: async () =>
+      (await importOptional(() => import('./controller/dev.ts'), 'mcp-operator dev')).devCommand,
   },
   approve: {
     summary: "print a server's current tools as its approved baseline, or --apply it",
@@ -59,7 +63,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`mcp-operator: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
-  const command = await entry.load();
+  let command: Command;
+  try {
+    command = await entry.load();
+  } catch (error) {
+    if (!(error instanceof OperatorError)) throw error;
+    process.stderr.write(`mcp-operator: ${error.message}\n`);
+    return 1;
+  }
   return command(rest);
 }
 

@@ -128,6 +128,11 @@ export const ERRORS = {
   MCPOP_LEADERSHIP_LOST: define({
     message: (lease: string) => `lost leadership of lease ${lease}; stopping so another can lead`,
   }),
+  MCPOP_OPTIONAL_DEPENDENCY: define({
+    message: (pkg: string, needs: string) =>
+      `${needs} needs the optional package ${pkg}, which this installation leaves out ` +
+      `(the container image does): install it with \`npm install ${pkg}\``,
+  }),
   MCPOP_DEV_NO_CLUSTER: define({
     message: (tried: string, reason: string) =>
       `no Kubernetes cluster answers at ${tried} and ${reason}; point KUBECONFIG at a cluster`,

@@ -16,6 +16,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { load } from 'js-yaml';
 import { operatorError } from '../../errors.ts';
+import { importOptional } from '../../optional.ts';
 
 export interface TlsOptions {
   ca?: Buffer;
@@ -108,7 +109,10 @@ async function delegated(
   paths: readonly string[],
   context: string,
 ): Promise<ClientConfig['authHeaders']> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubeConfig } = await importOptional(
+    () => import('@kubernetes/client-node'),
+    'a kubeconfig user with an exec plugin or auth-provider',
+  );
   const kc = new KubeConfig();
   kc.loadFromFile(paths[0]!);
   for (const extra of paths.slice(1)) {
