@@ -1,0 +1,137 @@
+/**
+ * The images the tests and a developer's local node use, built into the local Docker engine
+ * (`npm run images`, or from code):
+ *
+ *   const docker = await ensureDocker();          // ./docker.ts: starts dockerd if none runs
+ *   const images = await ensureImages();          // builds what is missing, returns the names
+ *   images.operator                               // 'mcp-operator:<package.json version>'
+ *   images.servers.filesystem['2026.1.14']        // 'mcp-operator-test/server-filesystem:2026.1.14'
+ *   await docker.stop();                          // only if ensureDocker started it
+ *
+ * - `bases`: stand-ins for the public base images the Dockerfile and the examples name
+ *   (./bases.ts); no image registry is reachable here.
+ * - `servers`: MCP servers preinstalled (pods cannot reach npm or PyPI), runnable by their
+ *   command name or by `npx -y <package>@<version>` / `uvx <package>@<version>` offline.
+ * - `operator`: the project's image, from the real Dockerfile.
+ *
+ * Every image is cached by the digest of its inputs (./cache.ts): a second run builds nothing.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { copies, parseDockerfile } from '../packaging/dockerfile.ts';
+import {
+  DEBIAN_IMAGE,
+  NODE_IMAGE,
+  REPO,
+  UV_IMAGE,
+  debianRecipe,
+  imagesCache,
+  nodeRecipe,
+  pipRequirement,
+  serverRecipe,
+  uvRecipe,
+} from './bases.ts';
+import { digest, dockerBuild, ensureImage, fileParts, type Log, type Recipe } from './cache.ts';
+
+/** The filesystem server before and after a release whose tools drift. */
+export const FILESYSTEM_VERSIONS = ['2026.1.14', '2026.8.31'] as const;
+export const TIME_SERVER_VERSION = '2026.10.19';
+
+export interface Images {
+  operator: string;
+  bases: { debian: string; node: string; uv: string };
+  servers: {
+    /** @modelcontextprotocol/server-everything at the version package-lock.json pins. */
+    everything: string;
+    filesystem: Record<(typeof FILESYSTEM_VERSIONS)[number], string>;
+    /** mcp-server-time from PyPI, installed with uv. */
+    time: string;
+  };
+}
+
+const PREFIX = 'mcp-operator-test';
+
+async function lockedVersion(pkg: string): Promise<string> {
+  const lock = JSON.parse(await readFile(join(REPO, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string }>;
+  };
+  const version = lock.packages[`node_modules/${pkg}`]?.version;
+  if (version === undefined) throw new Error(`package-lock.json has no ${pkg}`);
+  return version;
+}
+
+async function operatorRecipe(baseIds: readonly string[]): Promise<Recipe> {
+  const { version } = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const name = `mcp-operator:${version}`;
+  const dockerfile = await readFile(join(REPO, 'Dockerfile'), 'utf8');
+  const sources = parseDockerfile(dockerfile)
+    .stages.flatMap(copies)
+    .filter((copy) => copy.from === undefined)
+    .flatMap((copy) => copy.sources);
+  const inputs = digest([
+    'operator',
+    ...baseIds,
+    ...(await fileParts(REPO, ['Dockerfile', '.dockerignore', ...new Set(sources)])),
+  ]);
+  return {
+    name,
+    inputs,
+    build: (log) =>
+      dockerBuild(
+        { name, inputs, context: REPO, logFile: join(imagesCache(), 'mcp-operator.log') },
+        log,
+      ),
+  };
+}
+
+const print: Log = (line) => process.stderr.write(`[images] ${line}\n`);
+
+/** Builds what is missing or out of date; the Docker engine must be running (ensureDocker). */
+export async function ensureImages(log: Log = print): Promise<Images> {
+  const debianId = await ensureImage(debianRecipe(), log);
+  const nodeId = await ensureImage(await nodeRecipe(debianId), log);
+  const uvId = await ensureImage(await uvRecipe(debianId), log);
+  const npmServer = async (pkg: string, version: string) => {
+    const name = `${PREFIX}/${pkg.split('/').at(-1)}:${version}`;
+    await ensureImage(
+      await serverRecipe({
+        name,
+        dockerfile: 'npm-server.Dockerfile',
+        baseId: nodeId,
+        arg: 'PACKAGE',
+        spec: `${pkg}@${version}`,
+      }),
+      log,
+    );
+    return name;
+  };
+  const everything = await npmServer(
+    '@modelcontextprotocol/server-everything',
+    await lockedVersion('@modelcontextprotocol/server-everything'),
+  );
+  const [before, after] = FILESYSTEM_VERSIONS;
+  const filesystem = {
+    [before]: await npmServer('@modelcontextprotocol/server-filesystem', before),
+    [after]: await npmServer('@modelcontextprotocol/server-filesystem', after),
+  };
+  const time = `${PREFIX}/server-time:${TIME_SERVER_VERSION}`;
+  await ensureImage(
+    await serverRecipe({
+      name: time,
+      dockerfile: 'uv-server.Dockerfile',
+      baseId: uvId,
+      arg: 'REQUIREMENT',
+      spec: pipRequirement(`mcp-server-time@${TIME_SERVER_VERSION}`),
+    }),
+    log,
+  );
+  const operator = await operatorRecipe([debianId, nodeId]);
+  await ensureImage(operator, log);
+  return {
+    operator: operator.name,
+    bases: { debian: DEBIAN_IMAGE, node: NODE_IMAGE, uv: UV_IMAGE },
+    servers: { everything, filesystem, time },
+  };
+}
