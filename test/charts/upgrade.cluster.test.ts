@@ -103,7 +103,7 @@ it('helm upgrade applies a changed CRD; uninstall keeps it and every MCPServer',
     sh(['get', 'mcps', 'everything', '-n', ns, '-o', 'wide']),
   );
   expect(wide.split('\n')[0]).toMatch(/\bIMAGE\b/);
-  expect(wide).toContain('node:24-alpine');
+  expect(wide).toContain('node:24-bookworm-slim');
   expect(await waitFor('the MCPServers listed', names)).toEqual(before);
 
   await helm.ok(['uninstall', RELEASE, '-n', ns, '--wait']);
