@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: `unit` needs nothing but Node; `cluster` shares one real control plane, with a
+// Four projects: `unit` needs nothing but Node; `cluster` shares one real control plane, with a
 // real node, that the global setup starts once (tests isolate themselves by namespace); `machine`
 // starts and kills real nodes of its own, so it needs the machine to itself: `npm test` runs it
-// on its own, before the other two.
+// on its own, before the others; `containers` needs a Docker engine and the images
+// (test/images), which its global setup makes sure of.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -14,7 +15,11 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.cluster.test.ts', 'test/**/*.machine.test.ts'],
+          exclude: [
+            'test/**/*.cluster.test.ts',
+            'test/**/*.machine.test.ts',
+            'test/**/*.container.test.ts',
+          ],
           testTimeout: 30_000,
         },
       },
@@ -36,6 +41,19 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 240_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'containers',
+          include: ['test/**/*.container.test.ts'],
+          globalSetup: ['test/images/global-setup.ts'],
+          // testcontainers' reaper (Ryuk) is an image no registry here serves; the tests remove
+          // their own containers.
+          env: { TESTCONTAINERS_RYUK_DISABLED: 'true' },
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
         },
       },
     ],

@@ -67,7 +67,7 @@ deb ${DEBIAN.security} ${DEBIAN.suite}-security main
 `;
 
 /** A scratch directory under the images cache, removed after `use` (or on Ctrl-C). */
-async function withScratch<T>(prefix: string, use: (dir: string) => Promise<T>): Promise<T> {
+export async function withScratch<T>(prefix: string, use: (dir: string) => Promise<T>): Promise<T> {
   await mkdir(imagesCache(), { recursive: true });
   const dir = await mkdtemp(join(imagesCache(), `${prefix}-`));
   removeOnExit(dir);

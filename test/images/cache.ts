@@ -77,12 +77,21 @@ export async function ensureImage(recipe: Recipe, log: Log): Promise<string> {
   }
   log(`building ${recipe.name}${existing === undefined ? '' : ' (inputs changed)'}`);
   const started = Date.now();
-  await recipe.build(log);
+  const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
+  const heartbeat = setInterval(
+    () => log(`  still building ${recipe.name} (${seconds()} s)`),
+    30_000,
+  );
+  try {
+    await recipe.build(log);
+  } finally {
+    clearInterval(heartbeat);
+  }
   const built = (await inspectImages([recipe.name])).get(recipe.name);
   if (built?.inputs !== recipe.inputs) {
     throw new Error(`${recipe.name}: the build did not label the image with its inputs`);
   }
-  log(`built ${recipe.name} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(`built ${recipe.name} in ${seconds()} s`);
   return built.id;
 }
 
@@ -105,6 +114,8 @@ export interface BuildOptions {
 export async function dockerBuild(options: BuildOptions, log: Log): Promise<void> {
   const args = [
     'build',
+    // A failed step's container is removed too, not left behind.
+    '--force-rm',
     '--network',
     'host',
     '--label',

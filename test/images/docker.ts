@@ -139,3 +139,9 @@ export async function docker(args: readonly string[]): Promise<string> {
     });
   }
 }
+
+/** A container's output so far, stdout and stderr interleaved as Docker stored them. */
+export async function dockerLogs(id: string): Promise<string> {
+  const { stdout, stderr } = await run(DOCKER_CLI, ['logs', id], { maxBuffer: 16 * 1024 * 1024 });
+  return stdout + stderr;
+}

@@ -12,13 +12,14 @@
  *   (./bases.ts); no image registry is reachable here.
  * - `servers`: MCP servers preinstalled (pods cannot reach npm or PyPI), runnable by their
  *   command name or by `npx -y <package>@<version>` / `uvx <package>@<version>` offline.
- * - `operator`: the project's image, from the real Dockerfile.
+ * - `operator`: the project's image, built from the real Dockerfile by testcontainers.
  *
  * Every image is cached by the digest of its inputs (./cache.ts): a second run builds nothing.
  */
-import { readFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { copies, parseDockerfile } from '../packaging/dockerfile.ts';
+import { copies, parseDockerfile } from './dockerfile.ts';
 import {
   DEBIAN_IMAGE,
   NODE_IMAGE,
@@ -30,8 +31,11 @@ import {
   pipRequirement,
   serverRecipe,
   uvRecipe,
+  withScratch,
 } from './bases.ts';
+import { GenericContainer } from 'testcontainers';
 import { digest, dockerBuild, ensureImage, fileParts, type Log, type Recipe } from './cache.ts';
+import { docker } from './docker.ts';
 
 /** The filesystem server before and after a release whose tools drift. */
 export const FILESYSTEM_VERSIONS = ['2026.1.14', '2026.8.31'] as const;
@@ -75,15 +79,31 @@ async function operatorRecipe(baseIds: readonly string[]): Promise<Recipe> {
     ...baseIds,
     ...(await fileParts(REPO, ['Dockerfile', '.dockerignore', ...new Set(sources)])),
   ]);
-  return {
-    name,
-    inputs,
-    build: (log) =>
-      dockerBuild(
-        { name, inputs, context: REPO, logFile: join(imagesCache(), 'mcp-operator.log') },
-        log,
-      ),
-  };
+  return { name, inputs, build: () => buildWithTestcontainers(name, inputs) };
+}
+
+/**
+ * Builds the Dockerfile the way the tests build images, with testcontainers
+ * (GenericContainer.fromDockerfile), then adds the inputs label with a one-line build on top
+ * (the builder takes no labels of ours).
+ */
+async function buildWithTestcontainers(name: string, inputs: string): Promise<void> {
+  // testcontainers' reaper (Ryuk) is an image no registry here serves; nothing is left to reap:
+  // the build's temporary tag is removed below.
+  process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+  const built = `${PREFIX}/build:${randomUUID()}`;
+  await GenericContainer.fromDockerfile(REPO).build(built, { deleteOnExit: false });
+  try {
+    await withScratch('label', async (context) => {
+      await writeFile(join(context, 'Dockerfile'), `FROM ${built}\n`);
+      await dockerBuild(
+        { name, inputs, context, logFile: join(imagesCache(), 'mcp-operator.log') },
+        () => {},
+      );
+    });
+  } finally {
+    await docker(['rmi', built]);
+  }
 }
 
 const print: Log = (line) => process.stderr.write(`[images] ${line}\n`);

@@ -1,6 +1,6 @@
 /**
- * A reader for the instructions our Dockerfile uses: enough to check, without a container
- * engine, what each stage copies from where and what the image runs.
+ * A reader for the instructions our Dockerfile uses: enough to find the build-context files its
+ * COPY lines name, which are the inputs of the image's content cache (images.ts).
  * https://docs.docker.com/reference/dockerfile/
  */
 
@@ -66,16 +66,4 @@ export function copies(stage: Stage): Copy[] {
         destination: paths.at(-1) ?? '',
       };
     });
-}
-
-/** The last value of a keyword in a stage (WORKDIR, USER, ENTRYPOINT, …). */
-export function last(stage: Stage, keyword: string): string | undefined {
-  return stage.instructions.filter((i) => i.keyword === keyword).at(-1)?.text;
-}
-
-/** `dest` resolved against the stage's WORKDIR at that point, as Docker does. */
-export function resolveIn(workdir: string | undefined, path: string): string {
-  if (path.startsWith('/')) return path;
-  const base = workdir ?? '/';
-  return `${base.replace(/\/$/, '')}/${path.replace(/^\.\//, '')}`.replace(/\/\.?$/, '');
 }

@@ -1,0 +1,192 @@
+/**
+ * The project's image, built from the real Dockerfile by testcontainers, run in Docker: its
+ * entrypoint and commands, its user and read-only root, and stdio server pods rendered by the
+ * operator (init container `bridge-install`, the server under the supervisor, the bridge) in
+ * which an MCP client lists and calls tools through the bridge. Server containers get no network:
+ * the servers must start from what their images hold, as in a pod with no route to npm or PyPI.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { V1Deployment } from '@kubernetes/client-node';
+import { GenericContainer, type StartedTestContainer } from 'testcontainers';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
+import { DEFAULT_POD_ID } from '../../src/controller/render/pod.ts';
+import { render } from '../../src/controller/render/render.ts';
+import { connect, textOf } from '../bridge/harness.ts';
+import { loadExamples } from '../examples/examples.ts';
+import { docker } from '../images/docker.ts';
+import { TIME_SERVER_VERSION } from '../images/images.ts';
+import { PodContainer, readLogs, runOnce, startPod } from '../images/pod.ts';
+
+const REPO = join(import.meta.dirname, '..', '..');
+const images = inject('images');
+const BUSYBOX = '/usr/lib/mcp-operator/busybox';
+
+/** Built from the real Dockerfile by testcontainers (test/images/images.ts). */
+const image = images.operator;
+
+describe('the image', () => {
+  let shell: StartedTestContainer;
+
+  beforeAll(async () => {
+    // The image's own user (no override), with what the rendered pods add.
+    shell = await new PodContainer(image)
+      .withEntrypoint([BUSYBOX, 'sleep', '600'])
+      .withReadOnlyRootFilesystem()
+      .withDroppedCapabilities('ALL')
+      .withSecurityOpt('no-new-privileges')
+      .start();
+  });
+
+  afterAll(async () => {
+    await shell?.stop({ timeout: 1_000 });
+  });
+
+  const exec = (command: string[]) => shell.exec(command);
+
+  it('starts `mcp-operator` as its entrypoint: --help lists every command', async () => {
+    const output = await runOnce(new GenericContainer(image).withCommand(['--help']));
+    for (const command of ['controller', 'bridge', 'bridge-install', 'dev', 'approve', 'diff'])
+      expect(output).toMatch(new RegExp(`^  ${command} `, 'm'));
+  });
+
+  it.each([['controller'], ['bridge'], ['bridge-install'], ['approve'], ['diff']])(
+    '`mcp-operator %s --help` loads the command with the dependencies the image keeps',
+    async (command) => {
+      const { exitCode, output } = await exec(['mcp-operator', command, '--help']);
+      expect(output).toMatch(new RegExp(`^Usage: mcp-operator ${command}`));
+      expect(exitCode).toBe(0);
+    },
+  );
+
+  it('says how to get @kubernetes/client-node for the one command that needs it', async () => {
+    const { exitCode, output } = await exec(['mcp-operator', 'dev']);
+    expect(output).toContain(
+      'mcp-operator dev needs the optional package @kubernetes/client-node, which this installation leaves out',
+    );
+    expect(exitCode).toBe(1);
+  });
+
+  it('runs Node.js 24', async () => {
+    expect((await exec(['node', '--version'])).output).toMatch(/^v24\./);
+  });
+
+  it('runs as the non-root user the chart and the rendered pods run as', async () => {
+    const user = (await docker(['image', 'inspect', '--format', '{{.Config.User}}', image])).trim();
+    expect(user).toBe(`${DEFAULT_POD_ID}:${DEFAULT_POD_ID}`);
+    expect((await exec([BUSYBOX, 'id'])).output).toMatch(
+      new RegExp(`^uid=${DEFAULT_POD_ID}\\(nonroot\\) gid=${DEFAULT_POD_ID}\\(nonroot\\)`),
+    );
+    const chart = await readFile(
+      join(REPO, 'charts/mcp-operator/templates/deployment.yaml'),
+      'utf8',
+    );
+    expect(chart).toContain(`runAsUser: ${DEFAULT_POD_ID}`);
+  });
+
+  it('needs no writable root: the entrypoint runs and nothing can write to the image', async () => {
+    const write = await exec([BUSYBOX, 'touch', '/app/dist/written']);
+    expect(write.output).toContain('Read-only file system');
+    expect(write.exitCode).not.toBe(0);
+  });
+});
+
+/** The rendered pod of a stdio MCPServer, with `image` as the operator's image. */
+function podOf(server: MCPServer) {
+  const stored = {
+    ...server,
+    metadata: { ...server.metadata, namespace: 'default', uid: randomUUID() },
+  } as Parameters<typeof render>[0];
+  const deployment = render(stored, { image }).find((o) => o.kind === 'Deployment') as
+    V1Deployment | undefined;
+  if (deployment === undefined) throw new Error(`${server.metadata?.name}: no Deployment`);
+  return deployment.spec!.template.spec!;
+}
+
+const stdio = (name: string, serverImage: string, command: string[]): MCPServer => ({
+  apiVersion: 'mcp-operator.dev/v1alpha1',
+  kind: 'MCPServer',
+  metadata: { name },
+  spec: { image: serverImage, transport: 'stdio', command },
+});
+
+interface Case {
+  name: string;
+  server: () => MCPServer | Promise<MCPServer>;
+  call: { tool: string; arguments: Record<string, unknown>; text: RegExp };
+}
+
+const example = async (file: string) => {
+  const found = (await loadExamples()).find((e) => e.file === file);
+  if (found === undefined) throw new Error(`examples/${file} is missing`);
+  return found.server;
+};
+
+const echo = { tool: 'echo', arguments: { message: 'hello pod' }, text: /hello pod/ };
+const time = {
+  tool: 'get_current_time',
+  arguments: { timezone: 'UTC' },
+  text: /"timezone": "UTC"/,
+};
+const allowed = { tool: 'list_allowed_directories', arguments: {}, text: /\/tmp/ };
+
+const CASES: Case[] = [
+  {
+    name: 'examples/everything-npx.yaml',
+    server: () => example('everything-npx.yaml'),
+    call: echo,
+  },
+  { name: 'examples/time-uvx.yaml', server: () => example('time-uvx.yaml'), call: time },
+  {
+    name: 'the server-everything image',
+    server: () => stdio('everything', images.servers.everything, ['mcp-server-everything']),
+    call: echo,
+  },
+  ...Object.entries(images.servers.filesystem).map(([version, serverImage]) => ({
+    name: `the server-filesystem ${version} image, by npx`,
+    server: () =>
+      stdio('filesystem', serverImage, [
+        'npx',
+        '-y',
+        `@modelcontextprotocol/server-filesystem@${version}`,
+        '/tmp',
+      ]),
+    call: allowed,
+  })),
+  {
+    name: 'the server-time image',
+    server: () =>
+      stdio('time', images.servers.time, ['uvx', `mcp-server-time@${TIME_SERVER_VERSION}`]),
+    call: time,
+  },
+];
+
+describe('a stdio server pod, as the operator renders it, in containers', () => {
+  it.each(CASES)(
+    '$name: the bridge serves the server, offline, to an MCP client',
+    async ({ server, call }) => {
+      const pod = await startPod(podOf(await server()), { offline: ['server'] });
+      try {
+        const client = await connect(`${pod.url('bridge', 8080)}/mcp`);
+        try {
+          const { tools } = await client.listTools();
+          expect(tools.map((t) => t.name)).toContain(call.tool);
+          const result = await client.callTool({ name: call.tool, arguments: call.arguments });
+          expect(result.isError ?? false).toBe(false);
+          expect(textOf(result)).toMatch(call.text);
+        } finally {
+          await client.close();
+        }
+      } catch (error) {
+        const logs = await Promise.all(
+          [...pod.containers].map(async ([name, c]) => `--- ${name}\n${await readLogs(c)}`),
+        );
+        throw new Error(`${(error as Error).message}\n${logs.join('\n')}`, { cause: error });
+      } finally {
+        await pod.stop();
+      }
+    },
+  );
+});
