@@ -51,7 +51,10 @@ export async function inspectImages(
   const found = new Map<string, { id: string; inputs?: string }>();
   for (const name of names) {
     const text = await docker(['image', 'inspect', '--format', '{{json .}}', name]).catch(
-      () => undefined,
+      (error: Error) => {
+        if (/No such image/i.test(error.message)) return undefined;
+        throw error;
+      },
     );
     if (text === undefined) continue;
     const image = JSON.parse(text) as { Id: string; Config?: { Labels?: Record<string, string> } };
