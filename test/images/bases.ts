@@ -10,7 +10,16 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  rename,
+  rm,
+  writeFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadExamples } from '../examples/examples.ts';
 import { cacheRoot } from '../cluster/build.ts';
@@ -93,6 +102,10 @@ async function unmountUnder(dir: string): Promise<void> {
   }
 }
 
+/** The lines of debootstrap's output worth printing as progress. */
+const DEBOOTSTRAP_MILESTONE =
+  /^I: (Retrieving Release|Installing core|Unpacking the base|Configuring the base|Base system installed)/;
+
 const logFile = (name: string) => join(imagesCache(), `${name.replace(/[/:]/g, '_')}.log`);
 
 export function debianRecipe(): Recipe {
@@ -119,12 +132,7 @@ export function debianRecipe(): Recipe {
           ['--variant=minbase', DEBIAN.suite, rootfs, DEBIAN.mirror],
           output,
           (line) => {
-            if (
-              /^I: (Retrieving Release|Installing core|Unpacking the base|Configuring the base|Base system installed)/.test(
-                line,
-              )
-            )
-              log(`  ${DEBIAN_IMAGE}: ${line}`);
+            if (DEBOOTSTRAP_MILESTONE.test(line)) log(`  ${DEBIAN_IMAGE}: ${line}`);
           },
         );
         await unmountUnder(rootfs);
@@ -211,44 +219,57 @@ async function npmTarball(): Promise<string> {
   return tarball;
 }
 
-export async function nodeRecipe(debianId: string): Promise<Recipe> {
-  const node = await nodeBinary();
-  const ca = await extraCaCertificates();
-  const packages = await exampleSpecs('npx');
-  const files = ['node.Dockerfile'];
-  const inputs = digest([
-    'node',
-    debianId,
-    node.version,
-    NPM_VERSION,
-    ca,
-    ...packages,
-    ...(await fileParts(HERE, files)),
-  ]);
+/**
+ * An image built from files of this directory (the first is the Dockerfile) and whatever
+ * `stage` adds to the build context; `parts` are its other inputs.
+ */
+async function contextRecipe(options: {
+  name: string;
+  files: readonly [string, ...string[]];
+  parts: readonly (string | Buffer)[];
+  buildArgs?: Record<string, string>;
+  stage?: (context: string) => Promise<void>;
+}): Promise<Recipe> {
+  const { name, files } = options;
+  const inputs = digest([...options.parts, ...(await fileParts(HERE, files))]);
   return {
-    name: NODE_IMAGE,
+    name,
     inputs,
     build: (log) =>
-      withScratch('node', async (context) => {
-        const tarball = await npmTarball();
+      withScratch('context', async (context) => {
         for (const file of files) await copyFile(join(HERE, file), join(context, file));
-        await copyFile(node.path, join(context, 'node'));
-        await writeFile(join(context, 'extra-ca.pem'), ca);
-        await runLogged('tar', ['-xzf', tarball, '-C', context], logFile(NODE_IMAGE));
-        await cp(join(context, 'package'), join(context, 'npm'), { recursive: true });
+        await options.stage?.(context);
         await dockerBuild(
           {
-            name: NODE_IMAGE,
+            name,
             inputs,
             context,
-            dockerfile: 'node.Dockerfile',
-            buildArgs: { PACKAGES: packages.join(' ') },
-            logFile: logFile(NODE_IMAGE),
+            dockerfile: files[0],
+            buildArgs: options.buildArgs,
+            logFile: logFile(name),
           },
           log,
         );
       }),
   };
+}
+
+export async function nodeRecipe(debianId: string): Promise<Recipe> {
+  const node = await nodeBinary();
+  const ca = await extraCaCertificates();
+  const packages = await exampleSpecs('npx');
+  return contextRecipe({
+    name: NODE_IMAGE,
+    files: ['node.Dockerfile'],
+    parts: ['node', debianId, node.version, NPM_VERSION, ca, ...packages],
+    buildArgs: { PACKAGES: packages.join(' ') },
+    stage: async (context) => {
+      await copyFile(node.path, join(context, 'node'));
+      await writeFile(join(context, 'extra-ca.pem'), ca);
+      await runLogged('tar', ['-xzf', await npmTarball(), '-C', context], logFile(NODE_IMAGE));
+      await rename(join(context, 'package'), join(context, 'npm'));
+    },
+  });
 }
 
 interface Wheel {
@@ -286,47 +307,27 @@ async function uvWheel(): Promise<string> {
 /** The machine's CA bundle (with the proxy's CA), for uv inside the stand-in's builds. */
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 
-const UV_FILES = ['uv.Dockerfile', 'uv.toml', 'uv-wheels.sh'];
+const UV_FILES: [string, ...string[]] = ['uv.Dockerfile', 'uv.toml', 'uv-wheels.sh'];
 
 /** uvx's `name@version` as a pip requirement. */
 export const pipRequirement = (spec: string): string => spec.replace('@', '==');
 
 export async function uvRecipe(debianId: string): Promise<Recipe> {
   const tools = (await exampleSpecs('uvx')).map(pipRequirement);
-  const inputs = digest([
-    'uv',
-    debianId,
-    UV_VERSION,
-    process.arch,
-    await readFile(CA_BUNDLE),
-    ...tools,
-    ...(await fileParts(HERE, UV_FILES)),
-  ]);
-  return {
+  return contextRecipe({
     name: UV_IMAGE,
-    inputs,
-    build: (log) =>
-      withScratch('uv', async (context) => {
-        await copyFile(await uvWheel(), join(context, 'uv.whl'));
-        for (const file of UV_FILES) await copyFile(join(HERE, file), join(context, file));
-        await copyFile(CA_BUNDLE, join(context, 'ca-certificates.crt'));
-        await dockerBuild(
-          {
-            name: UV_IMAGE,
-            inputs,
-            context,
-            dockerfile: 'uv.Dockerfile',
-            buildArgs: { REQUIREMENTS: tools.join(' ') },
-            logFile: logFile(UV_IMAGE),
-          },
-          log,
-        );
-      }),
-  };
+    files: UV_FILES,
+    parts: ['uv', debianId, UV_VERSION, process.arch, await readFile(CA_BUNDLE), ...tools],
+    buildArgs: { REQUIREMENTS: tools.join(' ') },
+    stage: async (context) => {
+      await copyFile(await uvWheel(), join(context, 'uv.whl'));
+      await copyFile(CA_BUNDLE, join(context, 'ca-certificates.crt'));
+    },
+  });
 }
 
 /** A test server image: one package installed in a stand-in by `dockerfile` (build arg `arg`). */
-export async function serverRecipe(options: {
+export function serverRecipe(options: {
   name: string;
   dockerfile: 'npm-server.Dockerfile' | 'uv-server.Dockerfile';
   /** The stand-in it is built from (the Dockerfile's default base), by image ID. */
@@ -334,31 +335,12 @@ export async function serverRecipe(options: {
   arg: string;
   spec: string;
 }): Promise<Recipe> {
-  const inputs = digest([
-    'server',
-    options.baseId,
-    options.spec,
-    ...(await fileParts(HERE, [options.dockerfile])),
-  ]);
-  return {
+  return contextRecipe({
     name: options.name,
-    inputs,
-    build: (log) =>
-      withScratch('server', async (context) => {
-        await copyFile(join(HERE, options.dockerfile), join(context, options.dockerfile));
-        await dockerBuild(
-          {
-            name: options.name,
-            inputs,
-            context,
-            dockerfile: options.dockerfile,
-            buildArgs: { [options.arg]: options.spec },
-            logFile: logFile(options.name),
-          },
-          log,
-        );
-      }),
-  };
+    files: [options.dockerfile],
+    parts: ['server', options.baseId, options.spec],
+    buildArgs: { [options.arg]: options.spec },
+  });
 }
 
 export type { Log };
