@@ -1,18 +1,25 @@
 /**
  * A rendered pod run as plain containers through testcontainers, as close to what the kubelet
- * does as Docker allows: init containers run to completion first, then the containers start;
- * each emptyDir is a host directory bind-mounted into the containers that mount it, owned by the
- * pod's fsGroup with the setgid bit (as the kubelet prepares it), and every container gets the
- * fsGroup as a supplementary group; runAsUser/runAsGroup, readOnlyRootFilesystem, dropped
- * capabilities and allowPrivilegeEscalation: false map to their Docker equivalents. Containers
- * do not share a network namespace: the bridge and the supervisor talk over FIFOs only.
+ * does as Docker allows:
+ * - a sandbox container holds the pod's network namespace, on a network of its own with no route
+ *   out (`--internal`): the pod reaches nothing beyond itself, as on a node whose pods cannot
+ *   reach npm or PyPI, and this machine reaches the pod at its IP;
+ * - init containers run to completion first, then the containers start, all in that namespace;
+ * - each emptyDir is a host directory bind-mounted where it is mounted, owned by the pod's fsGroup
+ *   with the setgid bit (as the kubelet prepares it), and every container gets the fsGroup as a
+ *   supplementary group;
+ * - runAsUser/runAsGroup, readOnlyRootFilesystem, dropped capabilities and
+ *   allowPrivilegeEscalation: false map to their Docker equivalents; `status.podIP` is the
+ *   sandbox's IP, and `$(VAR)` in command and args expands as the kubelet expands it.
  */
+import { randomUUID } from 'node:crypto';
 import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Container, V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
-import { dockerLogs } from './docker.ts';
+import { get, poll } from '../cluster/probe.ts';
+import { docker, dockerLogs } from './docker.ts';
 
 /** GenericContainer with the two HostConfig settings it has no method for. */
 export class PodContainer extends GenericContainer {
@@ -28,59 +35,77 @@ export class PodContainer extends GenericContainer {
 }
 
 export interface RunningPod {
+  /** The pod's IP, which this machine reaches. */
+  ip: string;
   /** Started containers by name (init containers have already exited and been removed). */
   containers: Map<string, StartedTestContainer>;
-  /** `http://host:port` of a container's port, as mapped on this machine. */
-  url(container: string, port: number): string;
+  /** Every container's output so far, each under its name. */
+  logs(): Promise<string>;
   stop(): Promise<void>;
 }
 
-function unsupported(container: V1Container): string | undefined {
-  if (container.env?.some((e) => e.valueFrom !== undefined)) return 'env valueFrom';
-  if (container.envFrom !== undefined) return 'envFrom';
-  return undefined;
+/** The pod-level facts the Downward API exposes that these pods use. */
+interface PodFields {
+  'status.podIP': string;
+}
+
+function envValue(variable: V1EnvVar, fields: PodFields, container: string): string {
+  if (variable.valueFrom === undefined) return variable.value ?? '';
+  const path = variable.valueFrom.fieldRef?.fieldPath;
+  if (path !== undefined && path in fields) return fields[path as keyof PodFields];
+  throw new Error(
+    `${container}: env ${variable.name}: only fieldRef ${Object.keys(fields).join(', ')}`,
+  );
+}
+
+/** `$(VAR)` as the kubelet expands it in command and args; `$$(VAR)` stays literal. */
+function expand(words: readonly string[], env: Record<string, string>): string[] {
+  return words.map((word) =>
+    word.replace(/\$\$|\$\((\w+)\)/g, (match, name?: string) =>
+      name === undefined ? '$' : (env[name] ?? match),
+    ),
+  );
 }
 
 /** Translates one container of the pod spec; `volumes` maps emptyDir names to host paths. */
 export function podContainer(
   spec: V1PodSpec,
   container: V1Container,
-  volumes: ReadonlyMap<string, string>,
+  pod: { volumes: ReadonlyMap<string, string>; fields: PodFields; sandbox: string },
 ): PodContainer {
-  const reason = unsupported(container);
-  if (reason !== undefined) throw new Error(`${container.name}: ${reason} is not supported here`);
-  const pod = spec.securityContext ?? {};
+  if (container.envFrom !== undefined)
+    throw new Error(`${container.name}: envFrom is not supported here`);
+  const podSecurity = spec.securityContext ?? {};
   const own = container.securityContext ?? {};
-  const user = own.runAsUser ?? pod.runAsUser;
-  const group = own.runAsGroup ?? pod.runAsGroup;
+  const user = own.runAsUser ?? podSecurity.runAsUser;
+  const group = own.runAsGroup ?? podSecurity.runAsGroup;
+  const env = Object.fromEntries(
+    (container.env ?? []).map((v) => [v.name, envValue(v, pod.fields, container.name)]),
+  );
   let result = new PodContainer(container.image!)
+    .withNetworkMode(`container:${pod.sandbox}`)
     // Kubernetes' command replaces the image's ENTRYPOINT and args its CMD.
-    .withEntrypoint(container.command ?? [])
-    .withCommand(container.args ?? [])
-    .withEnvironment(Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? ''])))
+    .withEntrypoint(expand(container.command ?? [], env))
+    .withCommand(expand(container.args ?? [], env))
+    .withEnvironment(env)
     .withBindMounts(
       (container.volumeMounts ?? []).map((m) => {
-        const source = volumes.get(m.name);
-        if (source === undefined)
+        const source = pod.volumes.get(m.name);
+        if (source === undefined) {
           throw new Error(`${container.name}: volume ${m.name} is not an emptyDir`);
+        }
         return { source, target: m.mountPath, mode: m.readOnly ? 'ro' : 'rw' };
       }),
     );
-  if (user !== undefined)
+  if (user !== undefined) {
     result = result.withUser(group === undefined ? `${user}` : `${user}:${group}`);
-  if (pod.fsGroup !== undefined) result = result.withGroupAdd(pod.fsGroup);
+  }
+  if (podSecurity.fsGroup !== undefined) result = result.withGroupAdd(podSecurity.fsGroup);
   if (own.readOnlyRootFilesystem) result = result.withReadOnlyRootFilesystem();
   const drop = own.capabilities?.drop ?? [];
   if (drop.length > 0) result = result.withDroppedCapabilities(...drop);
   if (own.allowPrivilegeEscalation === false) result = result.withSecurityOpt('no-new-privileges');
-  for (const port of container.ports ?? []) result = result.withExposedPorts(port.containerPort);
-  const probe = container.readinessProbe?.httpGet;
-  const port = container.ports?.find(
-    (p) => p.name === probe?.port || p.containerPort === probe?.port,
-  );
-  return probe !== undefined && port !== undefined
-    ? result.withWaitStrategy(Wait.forHttp(probe.path ?? '/', port.containerPort))
-    : result;
+  return result;
 }
 
 /** Runs a one-shot container to its end; its output, or a rejection (and removal) unless it exits 0. */
@@ -98,22 +123,58 @@ export function readLogs(container: StartedTestContainer): Promise<string> {
   return dockerLogs(container.getId());
 }
 
+/** Waits until each container's HTTP readiness probe answers 2xx at the pod's IP. */
+async function ready(spec: V1PodSpec, ip: string): Promise<void> {
+  for (const container of spec.containers) {
+    const probe = container.readinessProbe?.httpGet;
+    if (probe === undefined) continue;
+    const port =
+      typeof probe.port === 'number'
+        ? probe.port
+        : container.ports?.find((p) => p.name === probe.port)?.containerPort;
+    const url = `http://${ip}:${port}${probe.path ?? '/'}`;
+    await poll(
+      `${container.name} ready (${url})`,
+      async () => ((await get(url)).status < 300 ? true : undefined),
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+  }
+}
+
 /**
- * Starts the pod: its emptyDirs, its init containers in order, then its containers in order.
- * Containers named in `offline` get no network.
+ * Starts the pod: its network and sandbox, its emptyDirs, its init containers in order, then its
+ * containers in order; resolves once their readiness probes pass. `sandboxImage` must hold
+ * `sandboxCommand`, a command that waits until stopped.
  */
 export async function startPod(
   spec: V1PodSpec,
-  options: { offline?: readonly string[] } = {},
+  sandbox: { image: string; command: string[] },
 ): Promise<RunningPod> {
   const root = await mkdtemp(join(tmpdir(), 'mcp-pod-'));
-  const volumes = new Map<string, string>();
+  const network = `mcp-pod-${randomUUID().slice(0, 8)}`;
   const started = new Map<string, StartedTestContainer>();
+  let sandboxContainer: StartedTestContainer | undefined;
+  let networkCreated = false;
+  const logs = async () => {
+    const parts = [...started].map(async ([name, c]) => `--- ${name}\n${await readLogs(c)}`);
+    return (await Promise.all(parts)).join('\n');
+  };
   const stop = async () => {
-    for (const container of [...started.values()].reverse()) await container.stop();
+    for (const container of [...started.values()].reverse())
+      await container.stop({ timeout: 5_000 });
+    await sandboxContainer?.stop({ timeout: 1_000 });
+    if (networkCreated) await docker(['network', 'rm', network]);
     await rm(root, { recursive: true, force: true });
   };
   try {
+    await docker(['network', 'create', '--internal', network]);
+    networkCreated = true;
+    sandboxContainer = await new GenericContainer(sandbox.image)
+      .withEntrypoint(sandbox.command)
+      .withNetworkMode(network)
+      .start();
+    const ip = sandboxContainer.getIpAddress(network);
+    const volumes = new Map<string, string>();
     for (const volume of spec.volumes ?? []) {
       if (volume.emptyDir === undefined) throw new Error(`volume ${volume.name}: emptyDir only`);
       const path = join(root, volume.name);
@@ -126,26 +187,16 @@ export async function startPod(
         await chmod(path, 0o2777);
       }
     }
-    for (const init of spec.initContainers ?? []) {
-      await runOnce(podContainer(spec, init, volumes));
-    }
+    const pod = { volumes, fields: { 'status.podIP': ip }, sandbox: sandboxContainer.getId() };
+    for (const init of spec.initContainers ?? []) await runOnce(podContainer(spec, init, pod));
     for (const container of spec.containers) {
-      const translated = podContainer(spec, container, volumes);
-      // No network at all: whatever such a container runs must come from its image.
-      if (options.offline?.includes(container.name)) translated.withNetworkMode('none');
-      started.set(container.name, await translated.start());
+      started.set(container.name, await podContainer(spec, container, pod).start());
     }
-    return {
-      containers: started,
-      url: (name, port) => {
-        const container = started.get(name);
-        if (container === undefined) throw new Error(`no container ${name}`);
-        return `http://${container.getHost()}:${container.getMappedPort(port)}`;
-      },
-      stop,
-    };
+    await ready(spec, ip);
+    return { ip, containers: started, logs, stop };
   } catch (error) {
+    const output = await logs();
     await stop();
-    throw error;
+    throw new Error(`${(error as Error).message}\n${output}`, { cause: error });
   }
 }

@@ -2,8 +2,8 @@
  * The project's image, built from the real Dockerfile by testcontainers, run in Docker: its
  * entrypoint and commands, its user and read-only root, and stdio server pods rendered by the
  * operator (init container `bridge-install`, the server under the supervisor, the bridge) in
- * which an MCP client lists and calls tools through the bridge. Server containers get no network:
- * the servers must start from what their images hold, as in a pod with no route to npm or PyPI.
+ * which an MCP client lists and calls tools through the bridge. The pods have no route out: the
+ * servers must start from what their images hold, as on a node with no route to npm or PyPI.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -18,7 +18,7 @@ import { connect, textOf } from '../bridge/harness.ts';
 import { loadExamples } from '../examples/examples.ts';
 import { docker } from '../images/docker.ts';
 import { TIME_SERVER_VERSION } from '../images/images.ts';
-import { PodContainer, readLogs, runOnce, startPod } from '../images/pod.ts';
+import { PodContainer, runOnce, startPod } from '../images/pod.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const images = inject('images');
@@ -167,9 +167,12 @@ describe('a stdio server pod, as the operator renders it, in containers', () => 
   it.each(CASES)(
     '$name: the bridge serves the server, offline, to an MCP client',
     async ({ server, call }) => {
-      const pod = await startPod(podOf(await server()), { offline: ['server'] });
+      const pod = await startPod(podOf(await server()), {
+        image,
+        command: [BUSYBOX, 'sleep', '3600'],
+      });
       try {
-        const client = await connect(`${pod.url('bridge', 8080)}/mcp`);
+        const client = await connect(`http://${pod.ip}:8080/mcp`);
         try {
           const { tools } = await client.listTools();
           expect(tools.map((t) => t.name)).toContain(call.tool);
@@ -180,10 +183,7 @@ describe('a stdio server pod, as the operator renders it, in containers', () => 
           await client.close();
         }
       } catch (error) {
-        const logs = await Promise.all(
-          [...pod.containers].map(async ([name, c]) => `--- ${name}\n${await readLogs(c)}`),
-        );
-        throw new Error(`${(error as Error).message}\n${logs.join('\n')}`, { cause: error });
+        throw new Error(`${(error as Error).message}\n${await pod.logs()}`, { cause: error });
       } finally {
         await pod.stop();
       }
