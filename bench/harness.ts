@@ -15,15 +15,15 @@ import { load } from 'js-yaml';
 import { CRD_FILE, CRD_NAME } from '../src/api/crd.ts';
 import { KIND } from '../src/api/names.ts';
 import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
-import { connect, type KubeClient } from '../src/controller/kube/client.ts';
-import { loadClientConfig } from '../src/controller/kube/config.ts';
+import { connect, type KubeClient } from '../src/kube/client.ts';
+import { loadClientConfig } from '../src/kube/config.ts';
 import {
   MCP_SERVER,
   NAMESPACE,
   collectionPath,
   objectPath,
   type ResourceType,
-} from '../src/controller/kube/resources.ts';
+} from '../src/kube/resources.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
 

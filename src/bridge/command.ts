@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import type { Command } from '../cli.ts';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
-import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './contract.ts';
+import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
 import { parseOrigins } from './guards.ts';
 import { startBridge, type BridgeOptions } from './server.ts';
 

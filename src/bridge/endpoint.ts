@@ -7,10 +7,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from './auth.ts';
-import { SessionLimitError, type Bridge } from './bridge.ts';
+import { SessionLimitError, type Bridge } from './session-table.ts';
 import { accepts, BodyTooLarge, header, isJsonContent, originAllowed, readBody } from './guards.ts';
-import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from './contract.ts';
-import { classify, isRequest, WIRE, type JsonRpcMessage } from './jsonrpc.ts';
+import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from './pod-contract.ts';
+import { classify, isRequest, WIRE, type JsonRpcMessage } from '../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from './replies.ts';
 import { parseEventId } from './sse.ts';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Command } from '../cli.ts';
 import { operatorError, OperatorError } from '../errors.ts';
-import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from './contract.ts';
+import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from './pod-contract.ts';
 
 /** Overrides the image's asset directory (tests, or an image laid out differently). */
 export const ASSET_DIR_ENV = 'MCP_OPERATOR_ASSET_DIR';

@@ -22,16 +22,16 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
-import { toolDigest, type Digest, type ToolLike } from '../discovery/digest.ts';
+import { toolDigest, type Digest, type ToolLike } from '../tools/digest.ts';
 import { operatorError } from '../errors.ts';
-import { UNFILTERED_LIST_META } from './contract.ts';
+import { UNFILTERED_LIST_META } from './pod-contract.ts';
 import {
   errorResponse,
   isErrorResponse,
   WIRE,
   type JsonRpcError,
   type JsonRpcRequest,
-} from './jsonrpc.ts';
+} from '../mcp/jsonrpc.ts';
 import type { Upstream, UpstreamHooks } from './upstream.ts';
 
 export const PolicySchema = Type.Object(

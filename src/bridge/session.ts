@@ -19,7 +19,7 @@ import {
   WIRE,
   type JsonRpcMessage,
   type RequestId,
-} from './jsonrpc.ts';
+} from '../mcp/jsonrpc.ts';
 import { replyJson } from './replies.ts';
 import { EventStream, SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from './upstream.ts';

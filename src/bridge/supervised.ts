@@ -15,7 +15,7 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { operatorError } from '../errors.ts';
-import { childInFifo, childOutFifo, CONTROL_FIFO } from './contract.ts';
+import { childInFifo, childOutFifo, CONTROL_FIFO } from './pod-contract.ts';
 import { StreamTransport, type Launcher, type Transport } from './transport.ts';
 
 const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;

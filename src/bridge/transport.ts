@@ -12,7 +12,7 @@
 
 import type { Readable, Writable } from 'node:stream';
 import { encodeLine, JsonRpcLineDecoder, type BadLine } from './framing.ts';
-import type { JsonRpcMessage } from './jsonrpc.ts';
+import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
 
 export interface TransportHandlers {
   onMessage: (message: JsonRpcMessage) => void;

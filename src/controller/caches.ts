@@ -18,9 +18,9 @@ import type { Logger } from 'pino';
 import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, MANAGED_BY } from '../api/names.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
 import { baselineReferences } from '../discovery/baseline.ts';
-import type { KubeClient } from './kube/client.ts';
-import { Informer } from './kube/informer.ts';
-import type { Change } from './kube/reflector.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { Informer } from '../kube/informer.ts';
+import type { Change } from '../kube/reflector.ts';
 import {
   CONFIG_MAP,
   DEPLOYMENT,
@@ -34,7 +34,7 @@ import {
   objectKey,
   type KubeObject,
   type ResourceType,
-} from './kube/resources.ts';
+} from '../kube/resources.ts';
 import type { StoredMCPServer } from './render/metadata.ts';
 import { startupReferences } from './render/pod.ts';
 import type { RENDERED_KINDS } from './render/render.ts';

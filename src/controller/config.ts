@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError } from '../errors.ts';
-import type { LeaseSettings } from './leader.ts';
+import type { LeaseSettings } from '../kube/leader.ts';
 
 export interface ControllerConfig {
   /** Namespaces to watch; empty watches every namespace. */

@@ -13,7 +13,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { DISCOVERY_TOKEN_KEY } from '../bridge/contract.ts';
+import { DISCOVERY_TOKEN_KEY } from '../bridge/pod-contract.ts';
 import { objectMeta, objectNames, type StoredMCPServer } from './render/metadata.ts';
 import { isEnforced } from './render/policy.ts';
 

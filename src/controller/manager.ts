@@ -9,17 +9,17 @@
  * exits non-zero, as client-go's leader election does, and a restart campaigns afresh).
  */
 import type { Logger } from 'pino';
-import { whenAborted } from './backoff.ts';
+import { whenAborted } from '../kube/backoff.ts';
 import { Caches } from './caches.ts';
 import type { ControllerConfig } from './config.ts';
-import { EventRecorder } from './events.ts';
-import { connect, type KubeClient } from './kube/client.ts';
-import type { ClientConfig } from './kube/config.ts';
-import { objectKey, splitKey } from './kube/resources.ts';
-import { LeaderElector, type ElectionEnd } from './leader.ts';
+import { EventRecorder } from './event-recorder.ts';
+import { connect, type KubeClient } from '../kube/client.ts';
+import type { ClientConfig } from '../kube/config.ts';
+import { objectKey, splitKey } from '../kube/resources.ts';
+import { LeaderElector, type ElectionEnd } from '../kube/leader.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { PendingWrites } from './pending.ts';
-import { WorkQueue, type HandlerResult } from './queue.ts';
+import { WorkQueue, type HandlerResult } from '../kube/queue.ts';
 import { Reconciler } from './reconcile.ts';
 import type { StoredMCPServer } from './render/metadata.ts';
 import { DiscoveryService } from '../discovery/service.ts';

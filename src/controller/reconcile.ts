@@ -13,7 +13,12 @@ import type { Logger } from 'pino';
 import { FIELD_MANAGER, KIND } from '../api/names.ts';
 import { ConditionStatus, ConditionType, ReadyReason } from '../api/v1alpha1/conditions.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
-import { APPLIED_HASH_ANNOTATION, applyObject, needsApply, withAppliedHash } from './apply.ts';
+import {
+  APPLIED_HASH_ANNOTATION,
+  applyObject,
+  needsApply,
+  withAppliedHash,
+} from '../kube/apply.ts';
 import {
   BY_INSTANCE,
   BY_OWNER,
@@ -22,8 +27,8 @@ import {
   type Caches,
   type RenderedKind,
 } from './caches.ts';
-import type { EventRecorder } from './events.ts';
-import { KubeApiError, isConflict, isNotFound, type KubeClient } from './kube/client.ts';
+import type { EventRecorder } from './event-recorder.ts';
+import { KubeApiError, isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
 import {
   MCP_SERVER,
   SECRET,
@@ -33,7 +38,7 @@ import {
   objectKey,
   objectPath,
   type KubeObject,
-} from './kube/resources.ts';
+} from '../kube/resources.ts';
 import type { PendingWrites } from './pending.ts';
 import {
   ROLLOUT_PENDING,
@@ -46,12 +51,16 @@ import { discoveryTokenSecret, needsDiscoveryToken } from './discovery-token.ts'
 import { objectNames, type StoredMCPServer } from './render/metadata.ts';
 import type { RenderOptions } from './render/options.ts';
 import { endpointOf, render } from './render/render.ts';
-import type { HandlerResult } from './queue.ts';
-import { computeStatus, findCondition, statusDiffers } from './status.ts';
-import type { Condition } from '../api/core.ts';
+import type { HandlerResult } from '../kube/queue.ts';
+import { computeStatus, findCondition, statusDiffers } from './ready-status.ts';
+import type { Condition } from '../api/core-v1.ts';
 import type { DiscoveryService } from '../discovery/service.ts';
-import { discoveryEvents } from '../discovery/events.ts';
-import { type DiscoveryStatusPart, discoveryDiffers, withDiscovery } from '../discovery/status.ts';
+import { discoveryEvents } from '../discovery/discovery-events.ts';
+import {
+  type DiscoveryStatusPart,
+  discoveryDiffers,
+  withDiscovery,
+} from '../discovery/discovery-status.ts';
 
 export interface ReconcilerOptions {
   client: KubeClient;

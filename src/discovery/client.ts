@@ -10,7 +10,7 @@
  */
 
 import type { TSchema, Static } from '@sinclair/typebox';
-import { UNFILTERED_LIST_META } from '../bridge/contract.ts';
+import { UNFILTERED_LIST_META } from '../bridge/pod-contract.ts';
 import { operatorError } from '../errors.ts';
 import {
   type Answer,
@@ -31,7 +31,7 @@ import {
   InitializeResultSchema,
   ListToolsResultSchema,
   checker,
-} from './schemas.ts';
+} from '../mcp/schemas.ts';
 
 /** The stateless revision, tried first. */
 export const MODERN_VERSION = '2026-07-28';

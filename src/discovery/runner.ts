@@ -13,18 +13,18 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
-import { DISCOVERY_TOKEN_KEY } from '../bridge/contract.ts';
+import { DISCOVERY_TOKEN_KEY } from '../bridge/pod-contract.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
-import { applyObject, covers } from '../controller/apply.ts';
-import { isNotFound, type KubeClient } from '../controller/kube/client.ts';
-import { CONFIG_MAP, SECRET, objectPath, type KubeObject } from '../controller/kube/resources.ts';
+import { applyObject, covers } from '../kube/apply.ts';
+import { isNotFound, type KubeClient } from '../kube/client.ts';
+import { CONFIG_MAP, SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
 import { needsDiscoveryToken } from '../controller/discovery-token.ts';
 import { objectMeta, objectNames, type StoredMCPServer } from '../controller/render/metadata.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
 import { discover } from './client.ts';
-import { computeDrift, isDrifted } from './drift.ts';
-import { sentence } from './format.ts';
+import { computeDrift, isDrifted } from '../tools/drift.ts';
+import { sentence } from '../tools/format.ts';
 import { displayUrl } from './http.ts';
 import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
 import type { RunOutcome } from './scheduler.ts';
@@ -33,8 +33,8 @@ import {
   CONFIGMAP_LIMIT_BYTES,
   snapshotConfigMap,
   takeSnapshot,
-} from './snapshot.ts';
-import { timeoutMs } from './status.ts';
+} from '../tools/snapshot.ts';
+import { timeoutMs } from './discovery-status.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 

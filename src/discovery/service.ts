@@ -16,8 +16,8 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { DISCOVER_ANNOTATION } from '../api/names.ts';
-import type { KubeClient } from '../controller/kube/client.ts';
-import { keyOf } from '../controller/kube/resources.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { keyOf } from '../kube/resources.ts';
 import type { StoredMCPServer } from '../controller/render/metadata.ts';
 import { endpointOf } from '../controller/render/render.ts';
 import { OperatorError } from '../errors.ts';
@@ -31,7 +31,7 @@ import {
   discoveryStatus,
   intervalMs,
   timeoutMs,
-} from './status.ts';
+} from './discovery-status.ts';
 
 export interface DiscoveryServiceOptions {
   client: KubeClient;

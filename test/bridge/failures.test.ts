@@ -5,7 +5,7 @@
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import type { SessionMode } from '../../src/bridge/contract.ts';
+import type { SessionMode } from '../../src/bridge/pod-contract.ts';
 import {
   connect,
   messagesOf,

@@ -17,9 +17,9 @@ import {
   installArgs,
   SUPERVISOR_FILE,
   type BridgeSettings,
-} from '../../src/bridge/contract.ts';
+} from '../../src/bridge/pod-contract.ts';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
-import { BRIDGE_MOUNT_PATH } from '../../src/bridge/contract.ts';
+import { BRIDGE_MOUNT_PATH } from '../../src/bridge/pod-contract.ts';
 import { ASSET_DIR_ENV } from '../../src/bridge/install.ts';
 import {
   BRIDGE_CONTAINER,

@@ -22,7 +22,7 @@ import {
   SUPERVISOR_FILE,
   SUPERVISOR_GRACE_ENV,
   supervisedCommand,
-} from '../../src/bridge/contract.ts';
+} from '../../src/bridge/pod-contract.ts';
 import { installBridgeFiles } from '../../src/bridge/install.ts';
 import { waitFor } from './harness.ts';
 

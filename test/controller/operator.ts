@@ -14,14 +14,14 @@ import {
 } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { inject } from 'vitest';
-import type { Condition } from '../../src/api/core.ts';
+import type { Condition } from '../../src/api/core-v1.ts';
 import {
   API_VERSION,
   type MCPServer,
   type MCPServerSpec,
 } from '../../src/api/v1alpha1/mcpserver.ts';
 import { parseControllerConfig } from '../../src/controller/config.ts';
-import { loadClientConfig } from '../../src/controller/kube/config.ts';
+import { loadClientConfig } from '../../src/kube/config.ts';
 import { Manager, type ManagerOptions } from '../../src/controller/manager.ts';
 import { waitFor, type WaitOptions } from '../cluster/testing.ts';
 

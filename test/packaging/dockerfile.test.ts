@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from '../../src/bridge/contract.ts';
+import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from '../../src/bridge/pod-contract.ts';
 import { DEFAULT_POD_ID } from '../../src/controller/render/pod.ts';
 import { render } from '../../src/controller/render/render.ts';
 import type { StoredMCPServer } from '../../src/controller/render/metadata.ts';

@@ -4,7 +4,7 @@
  */
 
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition } from '../core.ts';
+import { Condition } from '../core-v1.ts';
 import { StringEnum } from '../schema.ts';
 import { DIGEST_PATTERN, FIELD_DIGEST_PATTERN, TOOL_FIELDS } from './tools.ts';
 

@@ -3,7 +3,7 @@
  */
 
 import { Type, type Static } from '@sinclair/typebox';
-import { LocalObjectReference } from '../core.ts';
+import { LocalObjectReference } from '../core-v1.ts';
 import { FreeForm, StringEnum } from '../schema.ts';
 import { DEFAULTS } from './defaults.ts';
 

@@ -24,7 +24,7 @@ import {
   installArgs,
   supervisedCommand,
   type BridgeSettings,
-} from '../../bridge/contract.ts';
+} from '../../bridge/pod-contract.ts';
 import type { StoredMCPServer } from './metadata.ts';
 import { objectNames } from './metadata.ts';
 import {

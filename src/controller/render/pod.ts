@@ -7,7 +7,7 @@
 import type { V1PodSecurityContext, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { DEFAULTS } from '../../api/v1alpha1/mcpserver.ts';
 import { API_GROUP } from '../../api/names.ts';
-import { digestOf } from '../../discovery/digest.ts';
+import { digestOf } from '../../tools/digest.ts';
 import { stdioParts, streamableHttpParts, type PodParts } from './containers.ts';
 import { objectNames, standardLabels, type StoredMCPServer } from './metadata.ts';
 import type { RenderOptions, Resolved } from './options.ts';

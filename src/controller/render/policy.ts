@@ -7,8 +7,8 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { BridgePolicy } from '../../bridge/policy.ts';
-import { toolDigest, type Digest } from '../../discovery/digest.ts';
-import type { BaselineTool } from '../../discovery/drift.ts';
+import { toolDigest, type Digest } from '../../tools/digest.ts';
+import type { BaselineTool } from '../../tools/drift.ts';
 import { objectMeta, objectNames, type StoredMCPServer } from './metadata.ts';
 
 export const POLICY_KEY = 'policy.json';

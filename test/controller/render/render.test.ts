@@ -1,6 +1,6 @@
 import type { V1Service, V1ServiceAccount } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { BRIDGE_MOUNT_PATH, BRIDGE_VOLUME_NAME } from '../../../src/bridge/contract.ts';
+import { BRIDGE_MOUNT_PATH, BRIDGE_VOLUME_NAME } from '../../../src/bridge/pod-contract.ts';
 import { endpointOf, render } from '../../../src/controller/render/render.ts';
 import {
   OPTIONS,

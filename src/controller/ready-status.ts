@@ -1,0 +1,93 @@
+/**
+ * The part of MCPServer status the controller owns, computed from what one reconcile pass
+ * observed — a pure function, so it is unit tested case by case.
+ *
+ * Ownership: status is written once per pass with server-side apply, field manager
+ * `mcp-operator`: these fields, and the discovery part (`Discovered` and `Drifted`,
+ * status.discovery, status.drift) that src/discovery/status.ts computes from the latest
+ * discovery result and that the reconcile pass merges in. One writer, so no two writes race.
+ *
+ * metav1.Condition semantics (API conventions, "Typical status properties"):
+ * `lastTransitionTime` moves only when `status` changes, not when reason or message do;
+ * `observedGeneration` says which spec the condition describes.
+ */
+import type { Condition } from '../api/core-v1.ts';
+import { ConditionType } from '../api/v1alpha1/conditions.ts';
+import type { MCPServerStatus } from '../api/v1alpha1/mcpserver.ts';
+import type { Readiness } from './readiness.ts';
+
+export interface ControllerStatus {
+  observedGeneration: number;
+  conditions: Condition[];
+  endpoint?: string;
+  replicas?: number;
+  readyReplicas?: number;
+}
+
+export interface StatusInput {
+  generation: number;
+  current: MCPServerStatus | undefined;
+  readiness: Readiness;
+  endpoint: string | undefined;
+  /** Pod counts of a deployed server; undefined for a url server. */
+  replicas?: { replicas: number; readyReplicas: number };
+  now: Date;
+}
+
+/** metav1.Time: RFC 3339 in UTC, whole seconds. */
+export const metaTime = (date: Date): string => date.toISOString().replace(/\.\d+Z$/, 'Z');
+
+export function findCondition(
+  status: MCPServerStatus | undefined,
+  type: string,
+): Condition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
+export function computeStatus(input: StatusInput): ControllerStatus {
+  const previous = findCondition(input.current, ConditionType.Ready);
+  const ready: Condition = {
+    type: ConditionType.Ready,
+    status: input.readiness.status,
+    observedGeneration: input.generation,
+    lastTransitionTime:
+      previous?.status === input.readiness.status
+        ? previous.lastTransitionTime
+        : metaTime(input.now),
+    reason: input.readiness.reason,
+    message: input.readiness.message,
+  };
+  return {
+    observedGeneration: input.generation,
+    conditions: [ready],
+    ...(input.endpoint === undefined ? {} : { endpoint: input.endpoint }),
+    ...input.replicas,
+  };
+}
+
+const CONDITION_FIELDS = [
+  'status',
+  'observedGeneration',
+  'lastTransitionTime',
+  'reason',
+  'message',
+] as const;
+
+/** Whether writing `next` would change anything in `current`: if not, the pass writes nothing. */
+export function statusDiffers(
+  current: MCPServerStatus | undefined,
+  next: ControllerStatus,
+): boolean {
+  if (
+    current?.observedGeneration !== next.observedGeneration ||
+    current.endpoint !== next.endpoint ||
+    current.replicas !== next.replicas ||
+    current.readyReplicas !== next.readyReplicas
+  ) {
+    return true;
+  }
+  return next.conditions.some((want) => {
+    const have = findCondition(current, want.type);
+    return have === undefined || CONDITION_FIELDS.some((field) => have[field] !== want[field]);
+  });
+}
