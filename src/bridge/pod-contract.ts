@@ -37,23 +37,6 @@ export const BRIDGE_TOKEN_ENV = 'MCP_BRIDGE_AUTH_TOKEN';
 /** Seconds the supervisor waits between SIGTERM and SIGKILL when stopping a child. */
 export const SUPERVISOR_GRACE_ENV = 'MCP_SUPERVISOR_GRACE_SECONDS';
 
-/**
- * A `_meta` key of a tools/list request (MCP `_meta` naming: prefix/name) that asks the bridge
- * for every tool, unfiltered by the enforcement policy. Discovery sends it: drift can only name
- * what changed if discovery sees the drifted tools too. The bridge honours it only on a request
- * that carries DISCOVERY_TOKEN_HEADER with the token of its --discovery-token-file; on any other
- * it is dropped, and the list stays filtered. It widens only what the requester itself reads;
- * every tools/call is screened all the same.
- */
-export const UNFILTERED_LIST_META = 'mcp-operator.dev/unfiltered';
-
-/**
- * The HTTP header by which discovery proves it is the operator: its value is the random token
- * the operator keeps in the server's `<name>-discovery` Secret (key DISCOVERY_TOKEN_KEY), which
- * is mounted into the bridge alone.
- */
-export const DISCOVERY_TOKEN_HEADER = 'Mcp-Operator-Discovery-Token';
-
 /** The key of the discovery token in the `<name>-discovery` Secret. */
 export const DISCOVERY_TOKEN_KEY = 'token';
 
@@ -80,7 +63,8 @@ export interface BridgeSettings {
   policyFile?: string;
   /**
    * File holding the discovery token: only a request carrying it in DISCOVERY_TOKEN_HEADER may
-   * list tools unfiltered (UNFILTERED_LIST_META). Absent means no request may.
+   * list tools unfiltered (UNFILTERED_LIST_META, both in src/mcp/metadata.ts). Absent means no
+   * request may.
    */
   discoveryTokenFile?: string;
   /** Directory shared with the supervisor; absent means the bridge spawns the command itself. */

@@ -24,7 +24,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
 import { toolDigest, type Digest, type ToolLike } from '../tools/digest.ts';
 import { operatorError } from '../errors.ts';
-import { UNFILTERED_LIST_META } from './pod-contract.ts';
+import { UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
   errorResponse,
   isErrorResponse,

@@ -8,16 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import { header } from './guards.ts';
 import type { JsonRpcRequest } from '../mcp/jsonrpc.ts';
-
-export const MODERN_VERSION = '2026-07-28';
-export const META = {
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-  logLevel: 'io.modelcontextprotocol/logLevel',
-  serverInfo: 'io.modelcontextprotocol/serverInfo',
-  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
-} as const;
+import { HEADER, META } from '../mcp/metadata.ts';
 
 /** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
 const NAMED: Record<string, 'name' | 'uri'> = {
@@ -44,20 +35,20 @@ export function requestMeta(request: JsonRpcRequest): Record<string, unknown> {
 
 /** Why the standard headers do not match the body, or undefined when they do. */
 export function headerMismatch(req: IncomingMessage, request: JsonRpcRequest): string | undefined {
-  const version = header(req, 'mcp-protocol-version');
+  const version = header(req, HEADER.protocolVersion);
   const bodyVersion = requestMeta(request)[META.protocolVersion];
   if (version === undefined) return 'the MCP-Protocol-Version header is missing';
   if (bodyVersion !== version) {
     return `MCP-Protocol-Version header value '${version}' does not match body value '${String(bodyVersion)}'`;
   }
-  const method = header(req, 'mcp-method');
+  const method = header(req, HEADER.method);
   if (method === undefined) return 'the Mcp-Method header is missing';
   if (method !== request.method) {
     return `Mcp-Method header value '${method}' does not match body value '${request.method}'`;
   }
   const field = NAMED[request.method];
   if (field === undefined) return undefined;
-  const raw = header(req, 'mcp-name');
+  const raw = header(req, HEADER.name);
   if (raw === undefined) return 'the Mcp-Name header is missing';
   const name = decodeHeaderValue(raw);
   const bodyName = request.params?.[field];

@@ -15,7 +15,7 @@ import type { SessionMode } from './pod-contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
-import { ModernEndpoint } from './stateless.ts';
+import { StatelessEndpoint } from './stateless.ts';
 import { parsePolicy, PolicyGate, type BridgePolicy } from './policy.ts';
 import { WarmPool } from './pool.ts';
 import { replyError, replyText } from './replies.ts';
@@ -125,7 +125,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
 
   let accepting = true;
   let ready = false;
-  const modern = new ModernEndpoint({ bridge, logger, parkMs: options.requestTimeoutMs });
+  const stateless = new StatelessEndpoint({ bridge, logger, parkMs: options.requestTimeoutMs });
   const endpoint = mcpEndpoint({
     bridge,
     maxBodyBytes: options.maxMessageBytes,
@@ -134,7 +134,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     discoveryToken,
     logger,
     accepting: () => accepting,
-    modern,
+    stateless,
   });
 
   const routes: Record<
@@ -197,7 +197,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     stopProbing.abort();
     const closed = new Promise((resolve) => server.close(resolve));
     await bridge.drain(Date.now() + options.graceMs);
-    modern.close();
+    stateless.close();
     await bridge.close();
     server.closeAllConnections();
     await closed;

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { SessionMode } from './pod-contract.ts';
 import { isErrorResponse } from '../mcp/jsonrpc.ts';
+import { LATEST_HANDSHAKE_VERSION } from '../mcp/versions.ts';
 import type { BridgeMetrics } from './metrics.ts';
 import { Session } from './session.ts';
 import type { Launcher } from './transport.ts';
@@ -34,7 +35,6 @@ export interface BridgeDeps {
 
 /** The client's identity when the bridge itself talks to a child (probe, 2026-07-28 clients). */
 export const BRIDGE_CLIENT_INFO = { name: 'mcp-operator-bridge', version: '0.1.0' };
-export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
 
 /** Longest a readiness probe waits for each answer. */
 const PROBE_TIMEOUT_MS = 30_000;
@@ -77,7 +77,7 @@ export class Bridge {
   /** Upstreams we are closing on purpose; any other close is a crash. */
   readonly #retiring = new WeakSet<Upstream>();
   readonly #shared = new LazyUpstream(() => this.#startUpstream());
-  readonly #modern = new LazyUpstream(() => this.#startUpstream());
+  readonly #stateless = new LazyUpstream(() => this.#startUpstream());
   readonly #sweeper: NodeJS.Timeout;
   #lastKeepAlive = Date.now();
 
@@ -128,10 +128,10 @@ export class Bridge {
    * The child that serves 2026-07-28 clients, initialized by the bridge: those requests carry
    * no session, so they cannot have a child each. In Shared mode it is the shared child.
    */
-  async modernUpstream(): Promise<Upstream> {
-    const upstream = await (this.config.mode === 'Shared' ? this.#shared : this.#modern).get();
+  async statelessUpstream(): Promise<Upstream> {
+    const upstream = await (this.config.mode === 'Shared' ? this.#shared : this.#stateless).get();
     await upstream.ensureInitialized({
-      protocolVersion: LEGACY_PROTOCOL_VERSION,
+      protocolVersion: LATEST_HANDSHAKE_VERSION,
       // Form elicitation and sampling reach 2026-07-28 clients as input requests (MRTR);
       // roots are left out: a child asks for them outside any request, where no client is.
       capabilities: { elicitation: { form: {} }, sampling: {} },
@@ -152,7 +152,7 @@ export class Bridge {
     });
     try {
       const init = await upstream.request('initialize', {
-        protocolVersion: LEGACY_PROTOCOL_VERSION,
+        protocolVersion: LATEST_HANDSHAKE_VERSION,
         capabilities: {},
         clientInfo: BRIDGE_CLIENT_INFO,
       });

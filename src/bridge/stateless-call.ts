@@ -25,7 +25,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
-import { META } from './request-metadata.ts';
+import { META } from '../mcp/metadata.ts';
 import { replyJson } from './replies.ts';
 import { SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
@@ -57,7 +57,7 @@ const LOG_LEVELS = [
   'emergency',
 ];
 
-export function modernResult(
+export function statelessResult(
   method: string,
   result: Record<string, unknown>,
   serverInfo: unknown,
@@ -79,15 +79,15 @@ export interface CallContext {
   upstream: Upstream;
   serverInfo: unknown;
   /** Parks the call under a fresh requestState until the client retries; returns the state. */
-  park(call: ModernCall): string;
+  park(call: StatelessCall): string;
   /** The call is over: forget it. */
-  done(call: ModernCall): void;
+  done(call: StatelessCall): void;
 }
 
 let nextPort = 0;
 
-export class ModernCall implements SessionPort {
-  readonly id = `modern-${nextPort++}`;
+export class StatelessCall implements SessionPort {
+  readonly id = `stateless-${nextPort++}`;
   readonly #context: CallContext;
   readonly #method: string;
   readonly #capabilities: Record<string, unknown>;
@@ -187,7 +187,7 @@ export class ModernCall implements SessionPort {
     if (!isErrorResponse(answer)) {
       answer = {
         ...answer,
-        result: modernResult(this.#method, answer.result, this.#context.serverInfo),
+        result: statelessResult(this.#method, answer.result, this.#context.serverInfo),
       };
     }
     this.#write(answer, true);

@@ -16,7 +16,7 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
-import { META } from './request-metadata.ts';
+import { META } from '../mcp/metadata.ts';
 import { SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
 

@@ -4,15 +4,15 @@
  * version and capabilities in `_meta` and mirrors method and name into headers. The bridge
  * checks those (basic/transports/streamable-http, "Server Validation"), answers
  * `server/discover` from the child's InitializeResult, and carries every other request to a
- * child it initialized itself (Bridge.modernUpstream), translating results (modern-call.ts) and
- * subscriptions (modern-listen.ts).
+ * child it initialized itself (Bridge.statelessUpstream), translating results (stateless-call.ts) and
+ * subscriptions (stateless-listen.ts).
  */
 
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Bridge } from './session-table.ts';
-import { LEGACY_VERSIONS, type ModernHandler } from './endpoint.ts';
+import type { StatelessHandler } from './endpoint.ts';
 import { header } from './guards.ts';
 import {
   errorResponse,
@@ -23,11 +23,11 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
 } from '../mcp/jsonrpc.ts';
-import { modernResult, ModernCall, type CallContext } from './stateless-call.ts';
+import { statelessResult, StatelessCall, type CallContext } from './stateless-call.ts';
+import { HEADER, META } from '../mcp/metadata.ts';
+import { HANDSHAKE_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS } from '../mcp/versions.ts';
 import {
   headerMismatch,
-  META,
-  MODERN_VERSION,
   paramHeaders,
   paramMismatch,
   requestMeta,
@@ -36,9 +36,6 @@ import {
 import { Listener, type Capabilities } from './stateless-listen.ts';
 import { replyEmpty, replyError, replyJson } from './replies.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
-
-/** Every revision the bridge serves: this one statelessly, the others with sessions. */
-export const SUPPORTED_VERSIONS = [MODERN_VERSION, ...LEGACY_VERSIONS];
 
 /** Handshake-era methods that 2026-07-28 removed (changelog, major changes 2, 4 and 5). */
 const REMOVED = new Set([
@@ -50,11 +47,11 @@ const REMOVED = new Set([
 ]);
 
 /**
- * Watches the modern upstream for `tools/list_changed`, which makes the bridge's copy of the
+ * Watches the stateless upstream for `tools/list_changed`, which makes the bridge's copy of the
  * tools' `x-mcp-header` annotations stale.
  */
 class CatalogWatcher implements SessionPort {
-  readonly id = 'modern-catalog';
+  readonly id = 'stateless-catalog';
   readonly upstream: Upstream;
   stale = true;
   headers = new Map<string, ParamHeader[]>();
@@ -101,12 +98,12 @@ class CatalogWatcher implements SessionPort {
   }
 }
 
-export class ModernEndpoint implements ModernHandler {
+export class StatelessEndpoint implements StatelessHandler {
   readonly #bridge: Bridge;
   readonly #logger: Logger;
   readonly #parkMs: number;
-  readonly #parked = new Map<string, { call: ModernCall; timer: NodeJS.Timeout }>();
-  readonly #calls = new Set<ModernCall>();
+  readonly #parked = new Map<string, { call: StatelessCall; timer: NodeJS.Timeout }>();
+  readonly #calls = new Set<StatelessCall>();
   readonly #listeners = new Set<Listener>();
   #catalog: CatalogWatcher | undefined;
 
@@ -118,10 +115,10 @@ export class ModernEndpoint implements ModernHandler {
 
   /** 2026-07-28 or later in the header, or (without one) the version in `_meta` and no session. */
   claims(req: IncomingMessage, message: JsonRpcMessage): boolean {
-    const version = header(req, 'mcp-protocol-version');
+    const version = header(req, HEADER.protocolVersion);
     if (version !== undefined)
-      return !LEGACY_VERSIONS.includes(version) && version >= MODERN_VERSION;
-    if (!isRequest(message) || header(req, 'mcp-session-id') !== undefined) return false;
+      return !HANDSHAKE_VERSIONS.includes(version) && version >= STATELESS_VERSION;
+    if (!isRequest(message) || header(req, HEADER.sessionId) !== undefined) return false;
     return typeof requestMeta(message)[META.protocolVersion] === 'string';
   }
 
@@ -142,13 +139,13 @@ export class ModernEndpoint implements ModernHandler {
         res,
         404,
         WIRE.METHOD_NOT_FOUND,
-        `Method not found: ${message.method} is not part of ${MODERN_VERSION}`,
+        `Method not found: ${message.method} is not part of ${STATELESS_VERSION}`,
         { id: message.id },
       );
     }
     let upstream: Upstream;
     try {
-      upstream = await this.#bridge.modernUpstream();
+      upstream = await this.#bridge.statelessUpstream();
     } catch (error) {
       this.#logger.error({ err: error }, 'cannot start the MCP server for 2026-07-28 clients');
       return replyError(res, 503, WIRE.SERVER_ERROR, 'The MCP server could not be started', {
@@ -186,7 +183,7 @@ export class ModernEndpoint implements ModernHandler {
     const requested = meta[META.protocolVersion];
     const mismatch = headerMismatch(req, request);
     if (mismatch) return { code: WIRE.HEADER_MISMATCH, message: `Header mismatch: ${mismatch}` };
-    if (requested !== MODERN_VERSION) {
+    if (requested !== STATELESS_VERSION) {
       return {
         code: WIRE.UNSUPPORTED_PROTOCOL_VERSION,
         message: 'Unsupported protocol version',
@@ -241,7 +238,7 @@ export class ModernEndpoint implements ModernHandler {
       parked.call.resume(request, res);
       return;
     }
-    const call = new ModernCall(this.#context(upstream, serverInfo), request, res);
+    const call = new StatelessCall(this.#context(upstream, serverInfo), request, res);
     this.#calls.add(call);
     call.start(request);
   }
@@ -288,7 +285,7 @@ function discoverResult(init: Record<string, unknown>): Record<string, unknown> 
     capabilities: init.capabilities ?? {},
   };
   if (typeof init.instructions === 'string') result.instructions = init.instructions;
-  return modernResult(
+  return statelessResult(
     'server/discover',
     { ...result, ttlMs: 0, cacheScope: 'private' },
     init.serverInfo,

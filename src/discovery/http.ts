@@ -11,7 +11,7 @@
  */
 
 import { createParser } from 'eventsource-parser';
-import { DISCOVERY_TOKEN_HEADER } from '../bridge/pod-contract.ts';
+import { DISCOVERY_TOKEN_HEADER } from '../mcp/metadata.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 
 /** Limits and identity of one discovery run; every exchange of the run draws on the same budget. */
