@@ -5,8 +5,7 @@
  * bridge sidecar does not load the controller and vice versa.
  */
 
-/** A command takes the arguments after its name and resolves to the process exit code. */
-export type Command = (argv: string[]) => Promise<number>;
+import type { Command } from './command.ts';
 
 interface CommandEntry {
   summary: string;

@@ -7,7 +7,7 @@
 
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import type { Command } from '../cli.ts';
+import type { Command } from '../command.ts';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';

@@ -8,7 +8,7 @@
 import { chmod, copyFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.ts';
+import type { Command } from '../command.ts';
 import { operatorError, OperatorError } from '../errors.ts';
 import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from './pod-contract.ts';
 

@@ -17,7 +17,7 @@
 
 import { parseArgs } from 'node:util';
 import { KIND } from '../api/names.ts';
-import type { Command } from '../cli.ts';
+import type { Command } from '../command.ts';
 import { connect, isConflict, type KubeClient } from '../kube/client.ts';
 import { loadClientConfig } from '../kube/config.ts';
 import { CONFIG_MAP, MCP_SERVER, objectPath } from '../kube/resources.ts';
