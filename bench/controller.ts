@@ -12,7 +12,8 @@
  */
 import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import type { KubeClient } from '../src/kube/client.ts';
-import { MCP_SERVER, collectionPath } from '../src/kube/resources.ts';
+import { collectionPath } from '../src/kube/resources.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import {
   benchCluster,
   counters,

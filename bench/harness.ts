@@ -17,13 +17,8 @@ import { KIND } from '../src/api/names.ts';
 import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import { connect, type KubeClient } from '../src/kube/client.ts';
 import { loadClientConfig } from '../src/kube/config.ts';
-import {
-  MCP_SERVER,
-  NAMESPACE,
-  collectionPath,
-  objectPath,
-  type ResourceType,
-} from '../src/kube/resources.ts';
+import { NAMESPACE, collectionPath, objectPath, type ResourceType } from '../src/kube/resources.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
 

@@ -347,6 +347,9 @@ export const PodSecurityContext = Type.Object(
   },
 );
 
+/** metav1.Time: RFC 3339 in UTC, whole seconds. */
+export const metaTime = (date: Date): string => date.toISOString().replace(/\.\d+Z$/, 'Z');
+
 /** meta/v1 Condition. https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties */
 export const Condition = Type.Object(
   {

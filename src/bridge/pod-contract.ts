@@ -37,9 +37,6 @@ export const BRIDGE_TOKEN_ENV = 'MCP_BRIDGE_AUTH_TOKEN';
 /** Seconds the supervisor waits between SIGTERM and SIGKILL when stopping a child. */
 export const SUPERVISOR_GRACE_ENV = 'MCP_SUPERVISOR_GRACE_SECONDS';
 
-/** The key of the discovery token in the `<name>-discovery` Secret. */
-export const DISCOVERY_TOKEN_KEY = 'token';
-
 /** Where our image keeps the files the init container copies. */
 export const IMAGE_ASSET_DIR = '/usr/lib/mcp-operator';
 

@@ -24,7 +24,6 @@ import type { Change } from '../kube/reflector.ts';
 import {
   CONFIG_MAP,
   DEPLOYMENT,
-  MCP_SERVER,
   POD,
   SECRET,
   SERVICE,
@@ -35,7 +34,8 @@ import {
   type KubeObject,
   type ResourceType,
 } from '../kube/resources.ts';
-import type { StoredMCPServer } from './render/metadata.ts';
+import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { startupReferences } from './render/pod.ts';
 import type { RENDERED_KINDS } from './render/render.ts';
 

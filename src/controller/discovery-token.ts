@@ -13,17 +13,11 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { DISCOVERY_TOKEN_KEY } from '../bridge/pod-contract.ts';
-import { objectMeta, objectNames, type StoredMCPServer } from './render/metadata.ts';
-import { isEnforced } from './render/policy.ts';
+import { DISCOVERY_TOKEN_KEY, objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
+import { objectMeta } from './render/metadata.ts';
 
 /** Bytes of randomness in a token (base64url: 43 characters). */
 const TOKEN_BYTES = 32;
-
-/** Whether the server's bridge expects a discovery token: a deployed stdio server under Enforce. */
-export function needsDiscoveryToken(server: StoredMCPServer): boolean {
-  return server.spec.image !== undefined && isEnforced(server);
-}
 
 /** A new Secret with a fresh random token; its value never reaches a log, status or event. */
 export function discoveryTokenSecret(server: StoredMCPServer) {

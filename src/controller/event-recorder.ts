@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { EVENT, collectionPath, objectPath, type KubeObject } from '../kube/resources.ts';
-import { metaTime } from './ready-status.ts';
+import { metaTime } from '../api/core-v1.ts';
 
 export type EventType = 'Normal' | 'Warning';
 

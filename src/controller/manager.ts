@@ -21,7 +21,7 @@ import { ControllerMetrics } from './metrics.ts';
 import { PendingWrites } from './pending.ts';
 import { WorkQueue, type HandlerResult } from '../kube/queue.ts';
 import { Reconciler } from './reconcile.ts';
-import type { StoredMCPServer } from './render/metadata.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { DiscoveryService } from '../discovery/service.ts';
 import { startServer, type RunningServer } from './server.ts';
 

@@ -12,7 +12,7 @@
  * `observedGeneration` says which spec the condition describes.
  */
 import type { Condition } from '../api/core-v1.ts';
-import { ConditionType } from '../api/v1alpha1/conditions.ts';
+import { ConditionType, findCondition, nextCondition } from '../api/v1alpha1/conditions.ts';
 import type { MCPServerStatus } from '../api/v1alpha1/mcpserver.ts';
 import type { Readiness } from './readiness.ts';
 
@@ -34,29 +34,18 @@ export interface StatusInput {
   now: Date;
 }
 
-/** metav1.Time: RFC 3339 in UTC, whole seconds. */
-export const metaTime = (date: Date): string => date.toISOString().replace(/\.\d+Z$/, 'Z');
-
-export function findCondition(
-  status: MCPServerStatus | undefined,
-  type: string,
-): Condition | undefined {
-  return status?.conditions?.find((c) => c.type === type);
-}
-
 export function computeStatus(input: StatusInput): ControllerStatus {
-  const previous = findCondition(input.current, ConditionType.Ready);
-  const ready: Condition = {
-    type: ConditionType.Ready,
-    status: input.readiness.status,
-    observedGeneration: input.generation,
-    lastTransitionTime:
-      previous?.status === input.readiness.status
-        ? previous.lastTransitionTime
-        : metaTime(input.now),
-    reason: input.readiness.reason,
-    message: input.readiness.message,
-  };
+  const ready = nextCondition(
+    findCondition(input.current, ConditionType.Ready),
+    {
+      type: ConditionType.Ready,
+      status: input.readiness.status,
+      observedGeneration: input.generation,
+      reason: input.readiness.reason,
+      message: input.readiness.message,
+    },
+    input.now,
+  );
   return {
     observedGeneration: input.generation,
     conditions: [ready],

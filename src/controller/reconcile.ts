@@ -30,7 +30,6 @@ import {
 import type { EventRecorder } from './event-recorder.ts';
 import { KubeApiError, isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
 import {
-  MCP_SERVER,
   SECRET,
   collectionPath,
   controllerOf,
@@ -39,6 +38,7 @@ import {
   objectPath,
   type KubeObject,
 } from '../kube/resources.ts';
+import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
 import type { PendingWrites } from './pending.ts';
 import {
   ROLLOUT_PENDING,
@@ -47,12 +47,14 @@ import {
   type Readiness,
 } from './readiness.ts';
 import { resolveReferences } from './references.ts';
-import { discoveryTokenSecret, needsDiscoveryToken } from './discovery-token.ts';
-import { objectNames, type StoredMCPServer } from './render/metadata.ts';
+import { discoveryTokenSecret } from './discovery-token.ts';
+import { needsDiscoveryToken } from '../api/v1alpha1/spec.ts';
+import { objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { RenderOptions } from './render/options.ts';
 import { endpointOf, render } from './render/render.ts';
 import type { HandlerResult } from '../kube/queue.ts';
-import { computeStatus, findCondition, statusDiffers } from './ready-status.ts';
+import { computeStatus, statusDiffers } from './ready-status.ts';
+import { findCondition } from '../api/v1alpha1/conditions.ts';
 import type { Condition } from '../api/core-v1.ts';
 import type { DiscoveryService } from '../discovery/service.ts';
 import { discoveryEvents } from '../discovery/discovery-events.ts';

@@ -4,7 +4,7 @@
  */
 import type { Informer } from '../kube/informer.ts';
 import { objectKey, type KubeObject } from '../kube/resources.ts';
-import type { StoredMCPServer } from './render/metadata.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { Resolved } from './render/options.ts';
 import { startupReferences } from './render/pod.ts';
 

@@ -13,22 +13,22 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
-import type { Condition } from '../api/core-v1.ts';
+import { metaTime, type Condition } from '../api/core-v1.ts';
 import {
   ConditionStatus,
   ConditionType,
   DiscoveredReason,
   DriftedReason,
+  findCondition,
+  nextCondition,
 } from '../api/v1alpha1/conditions.ts';
-import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import type {
   DiscoveryStatus,
   DriftStatus,
   MCPServerSpec,
   MCPServerStatus,
 } from '../api/v1alpha1/mcpserver.ts';
-import { metaTime } from '../controller/ready-status.ts';
-import { parseDuration } from '../duration.ts';
+import { discoveryEnabled, intervalMs } from '../api/v1alpha1/spec.ts';
 import type { Baseline } from './baseline.ts';
 import { type Drift, computeDrift, driftStatus, isDrifted } from '../tools/drift.ts';
 import type { ServerResult, Success } from './results.ts';
@@ -57,20 +57,6 @@ export interface DiscoveryStatusPart {
 
 const HOUR_MS = 3_600_000;
 const HEARTBEAT_INTERVALS = 10;
-
-export function discoveryEnabled(spec: MCPServerSpec): boolean {
-  return spec.discovery?.enabled ?? DEFAULTS.discovery.enabled;
-}
-
-export function intervalMs(spec: MCPServerSpec): number {
-  const fallback = parseDuration(DEFAULTS.discovery.interval)!;
-  return parseDuration(spec.discovery?.interval ?? DEFAULTS.discovery.interval) ?? fallback;
-}
-
-export function timeoutMs(spec: MCPServerSpec): number {
-  const fallback = parseDuration(DEFAULTS.discovery.timeout)!;
-  return parseDuration(spec.discovery?.timeout ?? DEFAULTS.discovery.timeout) ?? fallback;
-}
 
 /** How old status.discovery's times may get before a run refreshes them without other news. */
 export function heartbeatMs(spec: MCPServerSpec): number {
@@ -123,19 +109,11 @@ function condition(
   generation = input.server.metadata.generation ?? 0,
 ): Condition {
   const before = findCondition(input.previous, type);
-  return {
-    type,
-    status,
-    observedGeneration: generation,
-    // metav1.Condition: the transition time moves only when the status does.
-    lastTransitionTime: before?.status === status ? before.lastTransitionTime : metaTime(input.now),
-    reason,
-    message,
-  };
-}
-
-function findCondition(status: MCPServerStatus | undefined, type: string): Condition | undefined {
-  return status?.conditions?.find((c) => c.type === type);
+  return nextCondition(
+    before,
+    { type, status, observedGeneration: generation, reason, message },
+    input.now,
+  );
 }
 
 function disabled(input: DiscoveryStatusInput): DiscoveryStatusPart {

@@ -13,13 +13,14 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
-import { DISCOVERY_TOKEN_KEY } from '../bridge/pod-contract.ts';
+import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import { applyObject, covers } from '../kube/apply.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { CONFIG_MAP, SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
-import { needsDiscoveryToken } from '../controller/discovery-token.ts';
-import { objectMeta, objectNames, type StoredMCPServer } from '../controller/render/metadata.ts';
+import { needsDiscoveryToken } from '../api/v1alpha1/spec.ts';
+import { objectMeta } from '../controller/render/metadata.ts';
+import { objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
 import { discover } from './client.ts';
@@ -34,7 +35,7 @@ import {
   snapshotConfigMap,
   takeSnapshot,
 } from '../tools/snapshot.ts';
-import { timeoutMs } from './discovery-status.ts';
+import { timeoutMs } from '../api/v1alpha1/spec.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 

@@ -18,20 +18,15 @@ import type { Registry } from 'prom-client';
 import { DISCOVER_ANNOTATION } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { keyOf } from '../kube/resources.ts';
-import type { StoredMCPServer } from '../controller/render/metadata.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { endpointOf } from '../controller/render/render.ts';
 import { OperatorError } from '../errors.ts';
 import { type Baseline, BaselineResolver } from './baseline.ts';
 import { type ConfigMapObject, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
-import {
-  type DiscoveryStatusPart,
-  discoveryEnabled,
-  discoveryStatus,
-  intervalMs,
-  timeoutMs,
-} from './discovery-status.ts';
+import { type DiscoveryStatusPart, discoveryStatus } from './discovery-status.ts';
+import { discoveryEnabled, intervalMs, timeoutMs } from '../api/v1alpha1/spec.ts';
 
 export interface DiscoveryServiceOptions {
   client: KubeClient;

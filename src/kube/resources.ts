@@ -4,8 +4,6 @@
  * `/apis/<group>/<version>`, namespaced objects under `namespaces/<ns>/`.
  * https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-uris
  */
-import { API_GROUP, KIND, PLURAL } from '../api/names.ts';
-import { VERSION } from '../api/v1alpha1/mcpserver.ts';
 
 export interface ResourceType {
   /** '' for the core group. */
@@ -117,11 +115,3 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
 export function controllerOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find((ref) => ref.controller === true);
 }
-
-export const MCP_SERVER: ResourceType = {
-  group: API_GROUP,
-  version: VERSION,
-  kind: KIND,
-  plural: PLURAL,
-  namespaced: true,
-};

@@ -3,10 +3,10 @@ import type { MCPServerStatus } from '../../src/api/v1alpha1/mcpserver.ts';
 import type { Readiness } from '../../src/controller/readiness.ts';
 import {
   computeStatus,
-  metaTime,
   statusDiffers,
   type StatusInput,
 } from '../../src/controller/ready-status.ts';
+import { metaTime } from '../../src/api/core-v1.ts';
 
 const T0 = new Date('2026-03-01T10:00:00.250Z');
 const T1 = new Date('2026-03-01T10:05:00.000Z');

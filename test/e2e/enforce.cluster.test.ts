@@ -28,7 +28,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Manager } from '../../src/controller/manager.ts';
-import type { StoredMCPServer } from '../../src/controller/render/metadata.ts';
+import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
 import { SNAPSHOT_KEY } from '../../src/tools/snapshot.ts';
 import { installCrd } from '../api/install-crd.ts';

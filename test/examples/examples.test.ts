@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { structural, type JsonSchema } from '../../src/api/crd.ts';
 import { MCPServerSchema, type MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
 import { bridgePolicy } from '../../src/controller/render/policy.ts';
-import { objectNames, type StoredMCPServer } from '../../src/controller/render/metadata.ts';
+import { objectNames, type StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
 import { SNAPSHOT_KEY, snapshotConfigMap, takeSnapshot } from '../../src/tools/snapshot.ts';
 import { loadExamples } from './examples.ts';

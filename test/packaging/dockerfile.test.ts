@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from '../../src/bridge/pod-contract.ts';
 import { DEFAULT_POD_ID } from '../../src/controller/render/pod.ts';
 import { render } from '../../src/controller/render/render.ts';
-import type { StoredMCPServer } from '../../src/controller/render/metadata.ts';
+import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { copies, last, parseDockerfile, resolveIn, type Stage } from './dockerfile.ts';
 

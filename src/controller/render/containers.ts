@@ -19,21 +19,22 @@ import { DEFAULTS } from '../../api/v1alpha1/mcpserver.ts';
 import {
   BRIDGE_MOUNT_PATH,
   BRIDGE_VOLUME_NAME,
-  DISCOVERY_TOKEN_KEY,
   bridgeArgs,
   installArgs,
   supervisedCommand,
   type BridgeSettings,
 } from '../../bridge/pod-contract.ts';
-import type { StoredMCPServer } from './metadata.ts';
-import { objectNames } from './metadata.ts';
+import { DISCOVERY_TOKEN_KEY } from '../../api/v1alpha1/stored.ts';
+import type { StoredMCPServer } from '../../api/v1alpha1/stored.ts';
+import { objectNames } from '../../api/v1alpha1/stored.ts';
 import {
   DEFAULT_BRIDGE_RESOURCES,
   DEFAULT_SERVER_RESOURCES,
   INIT_RESOURCES,
   type RenderOptions,
 } from './options.ts';
-import { POLICY_KEY, POLICY_FILE, POLICY_MOUNT_PATH, isEnforced } from './policy.ts';
+import { POLICY_KEY, POLICY_FILE, POLICY_MOUNT_PATH } from './policy.ts';
+import { isEnforced } from '../../api/v1alpha1/spec.ts';
 
 /** The name of the MCP port on containers and the Service. */
 export const MCP_PORT_NAME = 'mcp';

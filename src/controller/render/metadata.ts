@@ -11,26 +11,8 @@ import {
   LABEL_NAME,
   MANAGED_BY,
 } from '../../api/names.ts';
-import { API_VERSION, type MCPServer } from '../../api/v1alpha1/mcpserver.ts';
-
-/** An MCPServer as read from the API server: name, namespace and uid are always set. */
-export type StoredMCPServer = MCPServer & {
-  metadata: { name: string; namespace: string; uid: string };
-};
-
-/** Names of the objects rendered (and, for the snapshot, written by discovery) for a server. */
-export function objectNames(server: StoredMCPServer) {
-  const { name } = server.metadata;
-  return {
-    deployment: name,
-    service: name,
-    serviceAccount: name,
-    policyConfigMap: `${name}-policy`,
-    snapshotConfigMap: `${name}-snapshot`,
-    /** Created by the controller, not render: it holds a random token (discovery-token.ts). */
-    discoverySecret: `${name}-discovery`,
-  };
-}
+import { API_VERSION } from '../../api/v1alpha1/mcpserver.ts';
+import type { StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 
 /** The labels that select a server's pods; stable for the life of the MCPServer. */
 export function selectorLabels(server: StoredMCPServer): Record<string, string> {

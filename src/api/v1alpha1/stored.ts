@@ -1,0 +1,38 @@
+/**
+ * An MCPServer as the API server stores it, and the names of the objects that belong to it:
+ * what the controller, discovery and the commands all address a server by.
+ */
+
+import { API_GROUP, KIND, PLURAL } from '../names.ts';
+import { VERSION, type MCPServer } from './mcpserver.ts';
+
+/** An MCPServer as read from the API server: name, namespace and uid are always set. */
+export type StoredMCPServer = MCPServer & {
+  metadata: { name: string; namespace: string; uid: string };
+};
+
+/** The MCPServer resource (the shape of src/kube/resources.ts's ResourceType). */
+export const MCP_SERVER = {
+  group: API_GROUP,
+  version: VERSION,
+  kind: KIND,
+  plural: PLURAL,
+  namespaced: true,
+};
+
+/** Names of the objects rendered (and, for the snapshot, written by discovery) for a server. */
+export function objectNames(server: StoredMCPServer) {
+  const { name } = server.metadata;
+  return {
+    deployment: name,
+    service: name,
+    serviceAccount: name,
+    policyConfigMap: `${name}-policy`,
+    snapshotConfigMap: `${name}-snapshot`,
+    /** Created by the controller, not render: it holds a random token (discovery-token.ts). */
+    discoverySecret: `${name}-discovery`,
+  };
+}
+
+/** The key of the discovery token in the `discoverySecret`. */
+export const DISCOVERY_TOKEN_KEY = 'token';
