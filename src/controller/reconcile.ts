@@ -161,7 +161,7 @@ export class Reconciler {
         continue;
       }
       try {
-        await applyObject(this.#o.client, RENDERED_TYPES[kind], obj);
+        await applyObject(this.#o.client, RENDERED_TYPES[kind], obj, FIELD_MANAGER);
         this.#o.pending.record(pendingKey, hash);
       } catch (err) {
         const message = `Could not apply ${describe(obj)}: ${errorText(err)}`;

@@ -12,6 +12,7 @@
 import type { TSchema, Static } from '@sinclair/typebox';
 import { operatorError } from '../errors.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
+import type { Discovery } from '../tools/snapshot.ts';
 import { HEADER, META, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
   HANDSHAKE_VERSIONS,
@@ -80,18 +81,6 @@ export interface DiscoveryOptions {
   clientInfo?: Implementation | undefined;
   /** Aborting it ends discovery with MCPOP_DISCOVERY_CANCELLED. */
   signal?: AbortSignal | undefined;
-}
-
-/** What a server told discovery about itself. */
-export interface Discovery {
-  protocolVersion: string;
-  /** Self-reported, for display only (2026-07-28 server/discover: clients SHOULD NOT trust it). */
-  serverInfo: Implementation | undefined;
-  capabilities: Record<string, unknown>;
-  /** Text a client may put in the model's prompt, so as much a poisoning vector as a description. */
-  instructions: string | undefined;
-  /** Tool definitions exactly as listed, in the server's order. */
-  tools: Tool[];
 }
 
 type Limits = typeof DISCOVERY_DEFAULTS;

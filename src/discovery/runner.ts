@@ -12,6 +12,7 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { FIELD_MANAGER } from '../api/names.ts';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
@@ -180,7 +181,7 @@ export class DiscoveryRunner {
     const desired = configMap as ConfigMapObject;
     const live = this.#o.configMap(server.metadata.namespace, name);
     if (live === undefined || !covers(live, desired)) {
-      await applyObject(this.#o.client, CONFIG_MAP, desired);
+      await applyObject(this.#o.client, CONFIG_MAP, desired, FIELD_MANAGER);
       this.#o.log.info(
         {
           namespace: server.metadata.namespace,

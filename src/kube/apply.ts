@@ -13,7 +13,6 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { FIELD_MANAGER } from '../api/names.ts';
 import type { KubeClient } from './client.ts';
 import { objectPath, type KubeObject, type ResourceType } from './resources.ts';
 
@@ -136,16 +135,17 @@ function coversList(live: unknown[], desired: unknown[], parentKey: string): boo
   });
 }
 
-/** Applies `desired` (from `withAppliedHash`) and returns the object as stored. */
+/** Applies `desired` (from `withAppliedHash`) as `fieldManager`; returns the object as stored. */
 export function applyObject<T extends KubeObject>(
   client: KubeClient,
   type: ResourceType,
   desired: T,
+  fieldManager: string,
 ): Promise<T> {
   return client.request<T>({
     method: 'PATCH',
     path: objectPath(type, desired.metadata.namespace, desired.metadata.name ?? ''),
-    query: { fieldManager: FIELD_MANAGER, force: true },
+    query: { fieldManager, force: true },
     patchType: 'apply',
     body: desired,
   });

@@ -8,7 +8,6 @@
  */
 
 import type { DiscoveryStatus } from '../api/v1alpha1/mcpserver.ts';
-import type { Discovery } from '../discovery/client.ts';
 import {
   type Digest,
   type FieldDigests,
@@ -25,6 +24,18 @@ import {
   ToolSchema,
   checker,
 } from '../mcp/schemas.ts';
+
+/** What a server told discovery about itself. */
+export interface Discovery {
+  protocolVersion: string;
+  /** Self-reported, for display only (2026-07-28 server/discover: clients SHOULD NOT trust it). */
+  serverInfo: Implementation | undefined;
+  capabilities: Record<string, unknown>;
+  /** Text a client may put in the model's prompt, so as much a poisoning vector as a description. */
+  instructions: string | undefined;
+  /** Tool definitions exactly as listed, in the server's order. */
+  tools: Tool[];
+}
 
 /** One tool of a snapshot: its definition as listed and its digests in full. */
 export interface SnapshotTool {

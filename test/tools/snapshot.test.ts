@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
 import { MCPServerStatus } from '../../src/api/v1alpha1/mcpserver.ts';
-import type { Discovery } from '../../src/discovery/client.ts';
+import type { Discovery } from '../../src/tools/snapshot.ts';
 import { snapshotDigest, toolDigest } from '../../src/tools/digest.ts';
 import type { Tool } from '../../src/mcp/schemas.ts';
 import {

@@ -6,9 +6,10 @@
  */
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { BridgePolicy } from '../../bridge/policy.ts';
+import type { BridgePolicy } from '../../tools/policy.ts';
 import { toolDigest, type Digest } from '../../tools/digest.ts';
 import type { BaselineTool } from '../../tools/drift.ts';
+import { compareNames } from '../../tools/snapshot.ts';
 import { objectMeta } from './metadata.ts';
 import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 
@@ -41,7 +42,7 @@ export function bridgePolicy(
     name: tool.name,
     digest: approvedDigest(tool),
   }));
-  approved.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  approved.sort((a, b) => compareNames(a.name, b.name));
   const allow = tools?.allow;
   return allow === undefined || allow.length === 0 ? { approved } : { approved, allow };
 }
