@@ -23,7 +23,9 @@ import { WorkQueue, type HandlerResult } from '../kube/queue.ts';
 import { Reconciler } from './reconcile.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { DiscoveryService } from '../discovery/service.ts';
+import { endpointOf } from './render/render.ts';
 import { startServer, type RunningServer } from './server.ts';
+import { snapshotWriter } from './snapshot-writer.ts';
 
 export interface ManagerOptions {
   config: ControllerConfig;
@@ -91,7 +93,9 @@ export class Manager {
     this.#discovery = new DiscoveryService({
       client,
       server: (key) => servers.store.get(key),
-      configMap: (namespace, name) => rendered.ConfigMap.store.get(objectKey(namespace, name)),
+      snapshots: snapshotWriter(client, (namespace, name) =>
+        rendered.ConfigMap.store.get(objectKey(namespace, name)),
+      ),
       configMapVersion: (namespace, name) =>
         references.ConfigMap.store.get(objectKey(namespace, name))?.metadata.resourceVersion,
       secretVersion: (namespace, name) =>
@@ -102,7 +106,7 @@ export class Manager {
       },
       log: o.log,
       registry: metrics.registry,
-      ...(o.discoveryEndpoint === undefined ? {} : { endpoint: o.discoveryEndpoint }),
+      endpoint: o.discoveryEndpoint ?? endpointOf,
     });
     const reconciler = new Reconciler({
       client,

@@ -10,17 +10,13 @@
  * that the scheduler backs off and counts it.
  */
 
-import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { FIELD_MANAGER } from '../api/names.ts';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
-import { applyObject, covers } from '../kube/apply.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
-import { CONFIG_MAP, SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
+import { SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
 import { needsDiscoveryToken } from '../api/v1alpha1/spec.ts';
-import { objectMeta } from '../controller/render/metadata.ts';
 import { objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
@@ -40,12 +36,20 @@ import { timeoutMs } from '../api/v1alpha1/spec.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 
+/**
+ * The one Kubernetes write discovery makes, supplied by the controller (which owns the labels,
+ * owner reference and field manager of what the operator writes).
+ */
+export interface SnapshotWriter {
+  /** Stores `data` in the server's ConfigMap `name` unless it already holds it; true if it wrote. */
+  write(server: StoredMCPServer, name: string, data: Record<string, string>): Promise<boolean>;
+}
+
 export interface RunnerOptions {
   client: KubeClient;
   /** The MCPServer as cached. */
   server: (key: string) => StoredMCPServer | undefined;
-  /** A ConfigMap as cached (the operator's own, with data), to skip an unchanged snapshot. */
-  configMap: (namespace: string, name: string) => ConfigMapObject | undefined;
+  snapshots: SnapshotWriter;
   /** Where the MCP endpoint of a server is. */
   endpoint: (server: StoredMCPServer) => string;
   results: ResultStore;
@@ -162,7 +166,7 @@ export class DiscoveryRunner {
     return token;
   }
 
-  /** Applies the snapshot ConfigMap unless the cached one already holds exactly this. */
+  /** Stores the snapshot in its ConfigMap, unless that already holds exactly this. */
   async #store(server: StoredMCPServer, snapshot: Snapshot): Promise<StoredSnapshot> {
     const data = snapshotConfigMap(snapshot);
     if (!data.fits) {
@@ -171,17 +175,7 @@ export class DiscoveryRunner {
       return { fits: false, message };
     }
     const name = objectNames(server).snapshotConfigMap;
-    const configMap: V1ConfigMap = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: objectMeta(server, name),
-      data: data.data,
-    };
-    // client-node's metadata types times as Date; nothing here sets one.
-    const desired = configMap as ConfigMapObject;
-    const live = this.#o.configMap(server.metadata.namespace, name);
-    if (live === undefined || !covers(live, desired)) {
-      await applyObject(this.#o.client, CONFIG_MAP, desired, FIELD_MANAGER);
+    if (await this.#o.snapshots.write(server, name, data.data)) {
       this.#o.log.info(
         {
           namespace: server.metadata.namespace,

@@ -19,10 +19,9 @@ import { DISCOVER_ANNOTATION } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { keyOf } from '../kube/resources.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
-import { endpointOf } from '../controller/render/render.ts';
 import { OperatorError } from '../errors.ts';
 import { type Baseline, BaselineResolver } from './baseline.ts';
-import { type ConfigMapObject, DiscoveryRunner } from './runner.ts';
+import { type SnapshotWriter, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
 import { type DiscoveryStatusPart, discoveryStatus } from './discovery-status.ts';
@@ -32,8 +31,8 @@ export interface DiscoveryServiceOptions {
   client: KubeClient;
   /** The MCPServer cache. */
   server: (key: string) => StoredMCPServer | undefined;
-  /** The cache of the operator's own ConfigMaps (with data). */
-  configMap: (namespace: string, name: string) => ConfigMapObject | undefined;
+  /** Writes the snapshot ConfigMaps. */
+  snapshots: SnapshotWriter;
   /** The resourceVersion of any ConfigMap, from the metadata-only cache. */
   configMapVersion: (namespace: string, name: string) => string | undefined;
   /** The resourceVersion of any Secret, from the metadata-only cache (no value is cached). */
@@ -42,11 +41,8 @@ export interface DiscoveryServiceOptions {
   log: Logger;
   registry?: Registry;
   concurrency?: number;
-  /**
-   * Where a deployed server's endpoint is; by default its Service (`endpointOf`). Tests
-   * override it: a test cluster's pods are fakes, so their containers run as local processes.
-   */
-  endpoint?: (server: StoredMCPServer) => string;
+  /** Where a server's MCP endpoint is (a deployed server's: its Service). */
+  endpoint: (server: StoredMCPServer) => string;
 }
 
 export class DiscoveryService {
@@ -64,8 +60,8 @@ export class DiscoveryService {
     const runner = new DiscoveryRunner({
       client: o.client,
       server: o.server,
-      configMap: o.configMap,
-      endpoint: o.endpoint ?? endpointOf,
+      snapshots: o.snapshots,
+      endpoint: o.endpoint,
       results: this.#results,
       baselines: this.#baselines,
       enqueue: o.enqueue,
