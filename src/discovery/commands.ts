@@ -28,7 +28,8 @@ import { type ApproveForm, approvedMergePatch, approvedYaml } from '../tools/app
 import { readBaseline } from './baseline.ts';
 import { computeDrift, isDrifted } from '../tools/drift.ts';
 import { formatDrift } from '../tools/format.ts';
-import { type Snapshot, SNAPSHOT_KEY, readSnapshot } from '../tools/snapshot.ts';
+import { type Snapshot } from '../tools/snapshot.ts';
+import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
 
 /** The field manager of approvals: a person's change to the spec, not the controller's. */
 const APPROVE_FIELD_MANAGER = 'mcp-operator-approve';

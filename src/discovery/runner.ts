@@ -26,12 +26,8 @@ import { sentence } from '../tools/format.ts';
 import { displayUrl } from './http.ts';
 import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
 import type { RunOutcome } from './scheduler.ts';
-import {
-  type Snapshot,
-  CONFIGMAP_LIMIT_BYTES,
-  snapshotConfigMap,
-  takeSnapshot,
-} from '../tools/snapshot.ts';
+import { type Snapshot, takeSnapshot } from '../tools/snapshot.ts';
+import { CONFIGMAP_LIMIT_BYTES, snapshotConfigMap } from './snapshot-configmap.ts';
 import { timeoutMs } from '../api/v1alpha1/spec.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };

@@ -14,7 +14,8 @@ import type { MCPServer, MCPServerSpec } from '../../src/api/v1alpha1/mcpserver.
 import type { Manager } from '../../src/controller/manager.ts';
 import { approvedTools } from '../../src/tools/approve.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
-import { SNAPSHOT_KEY, takeSnapshot } from '../../src/tools/snapshot.ts';
+import { takeSnapshot } from '../../src/tools/snapshot.ts';
+import { SNAPSHOT_KEY } from '../../src/discovery/snapshot-configmap.ts';
 import { installCrd } from '../api/install-crd.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
 import { cluster, startOperator, writeCount } from '../controller/operator.ts';

@@ -30,7 +30,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Manager } from '../../src/controller/manager.ts';
 import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
-import { SNAPSHOT_KEY } from '../../src/tools/snapshot.ts';
+import { SNAPSHOT_KEY } from '../../src/discovery/snapshot-configmap.ts';
 import { installCrd } from '../api/install-crd.ts';
 import { connect } from '../bridge/harness.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';

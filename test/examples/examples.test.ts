@@ -15,7 +15,8 @@ import { MCPServerSchema, type MCPServer } from '../../src/api/v1alpha1/mcpserve
 import { bridgePolicy } from '../../src/controller/render/policy.ts';
 import { objectNames, type StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
-import { SNAPSHOT_KEY, snapshotConfigMap, takeSnapshot } from '../../src/tools/snapshot.ts';
+import { takeSnapshot } from '../../src/tools/snapshot.ts';
+import { SNAPSHOT_KEY, snapshotConfigMap } from '../../src/discovery/snapshot-configmap.ts';
 import { loadExamples } from './examples.ts';
 
 const examples = await loadExamples();

@@ -4,13 +4,12 @@ import { MCPServerStatus } from '../../src/api/v1alpha1/mcpserver.ts';
 import type { Discovery } from '../../src/tools/snapshot.ts';
 import { snapshotDigest, toolDigest } from '../../src/tools/digest.ts';
 import type { Tool } from '../../src/mcp/schemas.ts';
+import { compactStatus, takeSnapshot } from '../../src/tools/snapshot.ts';
 import {
   CONFIGMAP_LIMIT_BYTES,
   SNAPSHOT_KEY,
-  compactStatus,
   snapshotConfigMap,
-  takeSnapshot,
-} from '../../src/tools/snapshot.ts';
+} from '../../src/discovery/snapshot-configmap.ts';
 
 function tool(name: string, description = `The ${name} tool`): Tool {
   return {
