@@ -32,6 +32,7 @@ import { discoveryEnabled, intervalMs } from '../api/v1alpha1/spec.ts';
 import type { Baseline } from './baseline.ts';
 import { type Drift, computeDrift, driftStatus, isDrifted } from '../tools/drift.ts';
 import type { ServerResult, Success } from './results.ts';
+import { count, driftMessage } from './status-messages.ts';
 import { compactStatus } from '../tools/snapshot.ts';
 
 export interface DiscoveryStatusInput {
@@ -285,7 +286,11 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   const drift = computeDrift(tools, approved, input.server.spec.tools?.allow ?? []);
   if (isDrifted(drift)) {
     return {
-      condition: make(ConditionStatus.True, DriftedReason.ToolsChanged, driftMessage(input, drift)),
+      condition: make(
+        ConditionStatus.True,
+        DriftedReason.ToolsChanged,
+        driftMessage(input.server.metadata, drift),
+      ),
       drift: compactDrift(drift, since(input)),
     };
   }
@@ -328,38 +333,4 @@ function compactDrift(drift: Drift, since: string): DriftStatus {
     ...(status.missingAllowed?.length ? { missingAllowed: status.missingAllowed } : {}),
     since,
   };
-}
-
-/** Names listed in a condition message; status.drift and `mcp-operator diff` have them all. */
-const MESSAGE_NAMES = 10;
-
-function names(list: readonly string[]): string {
-  const shown = list.slice(0, MESSAGE_NAMES).join(', ');
-  return list.length > MESSAGE_NAMES ? `${shown} and ${list.length - MESSAGE_NAMES} more` : shown;
-}
-
-/** One sentence per kind of drift, and how to see the details. */
-export function driftMessage(input: DiscoveryStatusInput, drift: Drift): string {
-  const { name, namespace } = input.server.metadata;
-  const changed = drift.changed.map(
-    (c) => `${c.name} (${c.severity}${c.fields.length > 0 ? `: ${c.fields.join(', ')}` : ''})`,
-  );
-  const text = drift.changed.some((c) =>
-    c.fields.some((f) => f === 'description' || f === 'title'),
-  );
-  const parts = [
-    changed.length > 0 ? `Changed: ${names(changed)}.` : '',
-    text ? 'Text the model reads changed: review it before approving.' : '',
-    drift.added.length > 0 ? `Not approved: ${names(drift.added)}.` : '',
-    drift.removed.length > 0 ? `Approved but no longer listed: ${names(drift.removed)}.` : '',
-    drift.missingAllowed.length > 0
-      ? `In spec.tools.allow but not listed: ${names(drift.missingAllowed)}.`
-      : '',
-    `See \`mcp-operator diff ${name} -n ${namespace}\`.`,
-  ];
-  return parts.filter((part) => part !== '').join(' ');
-}
-
-function count(n: number, what: string): string {
-  return `${n} ${what}${n === 1 ? '' : 's'}`;
 }
