@@ -99,6 +99,10 @@ export class KubeApiError extends OperatorError {
   }
 }
 
+/** What went wrong, for a human: the API server's own message, else the error's. */
+export const errorText = (err: unknown): string =>
+  err instanceof KubeApiError ? err.detail : err instanceof Error ? err.message : String(err);
+
 const hasStatus = (err: unknown, status: number): boolean =>
   err instanceof KubeApiError && err.status === status;
 export const isNotFound = (err: unknown): boolean => hasStatus(err, 404);
