@@ -2,7 +2,7 @@
  * `mcp-operator bridge [flags] [-- <command> <args…>]`: serves a stdio MCP server as Streamable
  * HTTP. With a command it spawns the server itself (local mode); with --supervisor-dir it asks
  * the supervisor in the server container for children (pod mode). The flags are the ones of
- * BRIDGE_FLAGS in contract.ts, which the controller renders.
+ * BRIDGE_FLAGS in pod-contract.ts, which the controller renders.
  */
 
 import { parseArgs } from 'node:util';

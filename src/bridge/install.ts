@@ -1,7 +1,7 @@
 /**
  * `mcp-operator bridge-install --to <dir>`: the init container of a stdio server's pod. Copies
  * the static busybox and the supervisor script from our image into the pod's emptyDir, where
- * the server container runs them (contract.ts, supervisedCommand). Each file is written under a
+ * the server container runs them (pod-contract.ts, supervisedCommand). Each file is written under a
  * temporary name and renamed, so the server container never sees half a binary.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The contract between the pod the controller renders for a stdio MCPServer and the programs
  * that run in it (init container, supervisor, bridge sidecar). One definition, used by
- * `src/controller/render*` to build the pod and by `src/bridge` to parse what it is given, so
+ * `src/controller/render` to build the pod and by `src/bridge` to parse what it is given, so
  * the two cannot drift apart. See docs/adr/0002-stdio-bridge-sidecar.md.
  */
 

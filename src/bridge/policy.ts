@@ -5,7 +5,7 @@
  *
  * - `allow` is absent or lists its name, and
  * - `approved` is absent or holds its name with the digest of its current definition (SHA-256
- *   over RFC 8785 canonical JSON, src/discovery/digest.ts — the digest discovery records).
+ *   over RFC 8785 canonical JSON, src/tools/digest.ts — the digest discovery records).
  *
  * A tools/list request with `_meta["mcp-operator.dev/unfiltered"]: true` (UNFILTERED_LIST_META)
  * gets every tool: that is how discovery sees drifted tools to report them. The endpoint keeps

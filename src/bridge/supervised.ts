@@ -1,6 +1,6 @@
 /**
  * Pod mode: children are started by the supervisor (supervisor.sh) in the server container, and
- * reached over FIFOs in the emptyDir both containers mount (src/bridge/contract.ts).
+ * reached over FIFOs in the emptyDir both containers mount (src/bridge/pod-contract.ts).
  *
  * Every FIFO is opened with O_NONBLOCK, so an open never parks a libuv thread while the other
  * side is not there yet: `<id>.out` opens for reading at once; `<id>.in` and the control FIFO

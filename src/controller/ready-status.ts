@@ -4,7 +4,7 @@
  *
  * Ownership: status is written once per pass with server-side apply, field manager
  * `mcp-operator`: these fields, and the discovery part (`Discovered` and `Drifted`,
- * status.discovery, status.drift) that src/discovery/status.ts computes from the latest
+ * status.discovery, status.drift) that src/discovery/discovery-status.ts computes from the latest
  * discovery result and that the reconcile pass merges in. One writer, so no two writes race.
  *
  * metav1.Condition semantics (API conventions, "Typical status properties"):

@@ -29,7 +29,7 @@ export function objectNames(server: StoredMCPServer) {
     serviceAccount: name,
     policyConfigMap: `${name}-policy`,
     snapshotConfigMap: `${name}-snapshot`,
-    /** Created by the controller, not render: it holds a random token (discovery-token.ts). */
+    /** Created by the controller, not render: it holds a random token (src/controller/discovery-token.ts). */
     discoverySecret: `${name}-discovery`,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Containers and volumes of an MCP server pod. For `stdio` the pod follows the bridge contract
- * (src/bridge/contract.ts, docs/adr/0002-stdio-bridge-sidecar.md): an init container copies the
+ * (src/bridge/pod-contract.ts, docs/adr/0002-stdio-bridge-sidecar.md): an init container copies the
  * static busybox and the supervisor into a shared emptyDir, the server container runs the
  * user's command under that supervisor, and the bridge sidecar serves it as Streamable HTTP.
  * For `streamable-http` the user's container serves MCP itself.
