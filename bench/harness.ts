@@ -21,8 +21,8 @@ import { NAMESPACE, collectionPath, objectPath, type ResourceType } from '../src
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
-
-const CLI = join(import.meta.dirname, '..', 'src', 'cli.ts');
+import { CLI } from '../test/support/cli.ts';
+import { waitFor } from '../test/support/wait.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -101,11 +101,7 @@ export async function createServers(
 
 /** Polls once a second: listing every MCPServer is itself load on the API server. */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await sleep(1000);
-  }
+  await waitFor(what, check, { timeoutMs, intervalMs: 1000 });
 }
 
 /** Waits until the operator has written nothing for a few seconds; returns its counters then. */

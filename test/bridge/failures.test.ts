@@ -16,8 +16,8 @@ import {
   startTestBridge,
   textOf,
   toolCall,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 async function callError(promise: Promise<unknown>): Promise<McpError> {
   const error = await promise.then(

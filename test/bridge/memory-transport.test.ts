@@ -9,7 +9,6 @@ import {
   ElicitRequestSchema,
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { JsonRpcMessage, RequestId } from '../../src/mcp/jsonrpc.ts';
 import {
@@ -19,6 +18,7 @@ import {
 } from '../../src/bridge/memory-transport.ts';
 import { Upstream, type SessionPort } from '../../src/bridge/upstream.ts';
 import { connect, startTestBridge, textOf } from './harness.ts';
+import { testLogger } from '../support/log.ts';
 
 /** A session port that records what reaches it. */
 function port(id: string) {
@@ -53,7 +53,7 @@ describe('Upstream over an in-memory pair', () => {
     };
     const upstream = new Upstream(transport, {
       requestTimeoutMs: 1_000,
-      logger: pino({ level: 'silent' }),
+      logger: testLogger(),
     });
     const a = port('a');
     const b = port('b');

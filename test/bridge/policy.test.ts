@@ -15,7 +15,8 @@ import { parsePolicy, type BridgePolicy } from '../../src/tools/policy.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { discover } from '../../src/discovery/client.ts';
 import { toolDigest, type Digest } from '../../src/tools/digest.ts';
-import { connect, SERVERS, startTestBridge, textOf, waitFor, tempDir } from './harness.ts';
+import { connect, SERVERS, startTestBridge, textOf, tempDir } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 const D = (c: string): Digest => `sha256:${c.repeat(64)}`;
 

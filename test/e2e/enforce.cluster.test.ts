@@ -38,8 +38,8 @@ import { cluster, startOperator } from '../controller/operator.ts';
 import { requestDiscovery, waitForCondition } from '../discovery/operator.ts';
 import { sdkListTools } from '../discovery/servers.ts';
 import { type LocalPod, runPod } from './local-pod.ts';
+import { CLI } from '../support/cli.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('./fixtures/tools-from-file.ts', import.meta.url));
 const NAME = 'files';
 

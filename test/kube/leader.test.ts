@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { LEASE, collectionPath, type KubeObject } from '../../src/kube/resources.ts';
@@ -9,6 +8,7 @@ import {
   type LeaseSpec,
 } from '../../src/kube/leader.ts';
 import { FakeClient } from '../support/fake-client.ts';
+import { testLogger } from '../support/log.ts';
 
 const LEASES = collectionPath(LEASE, 'ns');
 const TIMING = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
@@ -34,7 +34,7 @@ function candidate(client: KubeClient, identity: string): Candidate {
     namespace: 'ns',
     name: 'mcp-operator',
     identity,
-    log: pino({ level: 'silent' }),
+    log: testLogger(),
     ...TIMING,
   });
   const abort = new AbortController();

@@ -13,7 +13,7 @@ import { Reflector } from '../../src/kube/reflector.ts';
 import { CONFIG_MAP, SECRET, collectionPath, type KubeObject } from '../../src/kube/resources.ts';
 import { Store } from '../../src/kube/store.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
-import { testLog } from '../controller/operator.ts';
+import { testLogger } from '../support/log.ts';
 
 const kc = kubeConfig();
 const ns = useNamespace('reflector', kc);
@@ -105,7 +105,7 @@ function reflect(resource = CONFIG_MAP, metadataOnly = false) {
     namespace: ns.name,
     store,
     metadataOnly,
-    log: testLog(),
+    log: testLogger(),
     backoff: { baseMs: 50, maxMs: 500 },
   });
   reflector.start();

@@ -1,9 +1,9 @@
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Reflector, type Change } from '../../src/kube/reflector.ts';
 import { CONFIG_MAP, collectionPath, type KubeObject } from '../../src/kube/resources.ts';
 import { Store } from '../../src/kube/store.ts';
 import { FakeClient } from '../support/fake-client.ts';
+import { testLogger } from '../support/log.ts';
 
 const PATH = collectionPath(CONFIG_MAP, 'ns');
 const cm = (name: string, data = ''): KubeObject & { data: { v: string } } => ({
@@ -29,7 +29,7 @@ function reflect(client: FakeClient) {
     namespace: 'ns',
     store,
     onChange,
-    log: pino({ level: 'silent' }),
+    log: testLogger(),
     pageSize: 2,
     backoff: { baseMs: 5, maxMs: 20 },
   });
