@@ -1,10 +1,17 @@
 /**
- * An in-memory implementation of the KubeClient seam for unit tests of the reflector and leader
- * election: collections of objects with resourceVersions, optimistic concurrency on PUT,
- * paginated lists, and watches that can be replayed from a resourceVersion, dropped, ended by
- * the server, or expired (410 Gone) — the behaviours of the real API server those components
- * must survive. The cluster tests run the same components against the real kube-apiserver.
+ * An in-memory implementation of the KubeClient seam for unit tests of the reflector, leader
+ * election and the reconciler: collections of objects with resourceVersions, optimistic
+ * concurrency on PUT, server-side apply (PATCH, also of the status subresource), paginated
+ * lists, and watches that can be replayed from a resourceVersion, dropped, ended by the server,
+ * or expired (410 Gone) — the behaviours of the real API server those components must survive.
+ * The cluster tests run the same components against the real kube-apiserver.
+ *
+ * Server-side apply is modelled for one field manager: the applied fields are merged into the
+ * object (maps merged, lists and scalars replaced); an apply that changes nothing leaves the
+ * object and its resourceVersion alone, as the real server does; a changed spec moves
+ * metadata.generation.
  */
+import { isDeepStrictEqual } from 'node:util';
 import {
   KubeApiError,
   type ApiRequest,
@@ -33,6 +40,19 @@ const fail = (request: string, code: number, reason: string): never => {
 };
 
 const clone = <T>(value: T): T => structuredClone(value);
+
+const isMap = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `applied` merged into `live`: maps key by key, anything else replaced. */
+function merge(live: unknown, applied: unknown): unknown {
+  if (!isMap(live) || !isMap(applied)) return clone(applied);
+  const merged: Record<string, unknown> = { ...clone(live) };
+  for (const [key, value] of Object.entries(applied)) merged[key] = merge(live[key], value);
+  return merged;
+}
+
+type Stored = KubeObject & { spec?: unknown; status?: unknown };
 
 export class FakeClient implements KubeClient {
   readonly objects = new Map<string, Map<string, KubeObject>>();
@@ -176,6 +196,9 @@ export class FakeClient implements KubeClient {
       if (req.method === 'GET') return this.#list(req.path, req.query ?? {});
       if (req.method === 'POST') return clone(this.create(req.path, req.body as KubeObject));
     }
+    if (req.method === 'PATCH' && req.patchType === 'apply') {
+      return clone(this.#apply(request, req.path, req.body as Stored));
+    }
     const slash = req.path.lastIndexOf('/');
     const collection = req.path.slice(0, slash);
     const name = req.path.slice(slash + 1);
@@ -184,6 +207,40 @@ export class FakeClient implements KubeClient {
     if (req.method === 'PUT') return clone(this.update(collection, req.body as KubeObject));
     if (req.method === 'DELETE') return this.remove(collection, name);
     return fail(request, 405, 'MethodNotAllowed');
+  }
+
+  /** Server-side apply of `applied` to the object at `path`, or to its status subresource. */
+  #apply(request: string, path: string, applied: Stored): KubeObject {
+    const subresource = path.endsWith('/status') && !this.objects.has(path.slice(0, -7));
+    const objectPath = subresource ? path.slice(0, -'/status'.length) : path;
+    const slash = objectPath.lastIndexOf('/');
+    const collection = objectPath.slice(0, slash);
+    const current: Stored | undefined = this.#collection(collection).get(
+      objectPath.slice(slash + 1),
+    );
+    if (current === undefined) {
+      if (subresource) return fail(request, 404, 'NotFound');
+      return this.create(collection, {
+        ...applied,
+        metadata: { ...applied.metadata, generation: 1 },
+      });
+    }
+    const merged = (
+      subresource
+        ? { ...clone(current), status: merge(current.status, applied.status) }
+        : merge(current, applied)
+    ) as Stored;
+    // The main resource ignores status, and the subresource everything but status.
+    if (!subresource) {
+      delete merged.status;
+      if (current.status !== undefined) merged.status = clone(current.status);
+    }
+    merged.metadata = { ...merged.metadata, uid: current.metadata.uid };
+    if (isDeepStrictEqual(merged, current)) return current;
+    if (!isDeepStrictEqual(merged.spec, current.spec)) {
+      merged.metadata.generation = (current.metadata.generation ?? 0) + 1;
+    }
+    return this.#write(collection, merged, 'MODIFIED');
   }
 
   #list(collection: string, query: Query): unknown {
