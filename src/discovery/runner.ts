@@ -111,19 +111,8 @@ export class DiscoveryRunner {
     const { namespace } = server.metadata;
     const name = objectNames(server).discoverySecret;
     const secret = `${namespace}/${name}`;
-    let body: { data?: Record<string, string> };
-    try {
-      body = await this.#o.client.request({
-        method: 'GET',
-        path: objectPath(SECRET, namespace, name),
-        signal,
-      });
-    } catch (error) {
-      if (isNotFound(error))
-        throw operatorError('MCPOP_DISCOVERY_TOKEN_SECRET', secret, 'does not exist');
-      throw error;
-    }
-    const encoded = body.data?.[DISCOVERY_TOKEN_KEY];
+    const data = await this.#secretData(namespace, name, 'MCPOP_DISCOVERY_TOKEN_SECRET', signal);
+    const encoded = data?.[DISCOVERY_TOKEN_KEY];
     const token = Buffer.from(encoded ?? '', 'base64')
       .toString('utf8')
       .trim();
@@ -139,19 +128,8 @@ export class DiscoveryRunner {
     const { namespace } = server.metadata;
     const secret = `${namespace}/${ref.name}`;
     const key = ref.key ?? DEFAULTS.authKey;
-    let body: { data?: Record<string, string> };
-    try {
-      body = await this.#o.client.request({
-        method: 'GET',
-        path: objectPath(SECRET, namespace, ref.name),
-        signal,
-      });
-    } catch (error) {
-      if (isNotFound(error))
-        throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, 'does not exist');
-      throw error;
-    }
-    const encoded = body.data?.[key];
+    const data = await this.#secretData(namespace, ref.name, 'MCPOP_DISCOVERY_AUTH_SECRET', signal);
+    const encoded = data?.[key];
     if (encoded === undefined) {
       throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, `has no key ${key}`);
     }
@@ -160,6 +138,26 @@ export class DiscoveryRunner {
     if (token === '')
       throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, `has an empty ${key}`);
     return token;
+  }
+
+  /** A Secret's data, read now; a missing Secret is `code` ("does not exist"). */
+  async #secretData(
+    namespace: string,
+    name: string,
+    code: 'MCPOP_DISCOVERY_TOKEN_SECRET' | 'MCPOP_DISCOVERY_AUTH_SECRET',
+    signal: AbortSignal,
+  ): Promise<Record<string, string> | undefined> {
+    try {
+      const body = await this.#o.client.request<{ data?: Record<string, string> }>({
+        method: 'GET',
+        path: objectPath(SECRET, namespace, name),
+        signal,
+      });
+      return body.data;
+    } catch (error) {
+      if (isNotFound(error)) throw operatorError(code, `${namespace}/${name}`, 'does not exist');
+      throw error;
+    }
   }
 
   /** Stores the snapshot in its ConfigMap, unless that already holds exactly this. */
