@@ -67,6 +67,12 @@ const leafRule = {
   },
 };
 
+/** The layer rules alone, which test/layers.test.ts checks against imports both ways. */
+export const layerRules = [
+  ...Object.entries(LAYERS).map(([layer, rules]) => layerRule(layer, rules)),
+  leafRule,
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'coverage/', 'charts/', 'crds/'] },
   js.configs.recommended,
@@ -83,8 +89,7 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
-  ...Object.entries(LAYERS).map(([layer, rules]) => layerRule(layer, rules)),
-  leafRule,
+  ...layerRules,
   {
     files: ['test/**', 'bench/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
