@@ -1,8 +1,10 @@
 /**
- * Bridge benchmark: the same stdio MCP server reached four ways in the same run:
+ * Bridge benchmark: the same stdio MCP server reached five ways in the same run:
  *
  *   direct      the client spawns the server and speaks stdio itself (the floor)
  *   bridge      `mcp-operator bridge`, PerSession (one child per session) and Shared
+ *   bridge forwarded  two PerSession replicas (--peers): sessions opened on one, every call
+ *               sent to the other, which forwards it (the worst case of spec.replicas > 1)
  *   supergateway  `supergateway --outputTransport streamableHttp --stateful` (one child per session)
  *
  * It prints requests/s and p50/p99 latency of `tools/call` at 1, 16 and 128 concurrent
@@ -160,6 +162,11 @@ class HttpSession implements Session {
     return new HttpSession(url, init.session);
   }
 
+  /** The same session, its requests sent to another replica (which forwards them). */
+  reachedAt(url: string): HttpSession {
+    return new HttpSession(url, this.#id);
+  }
+
   async call(): Promise<void> {
     const { text } = await post(
       this.#url,
@@ -184,6 +191,8 @@ class HttpSession implements Session {
 
 interface Target {
   name: string;
+  /** The MCP endpoint of an HTTP target. */
+  url?: string;
   open(): Promise<Session>;
   stop(): Promise<void>;
   /** Root process of the target, for memory measurements (undefined: the sessions' own). */
@@ -202,8 +211,9 @@ async function httpTarget(
   name: string,
   argv: (port: number) => string[],
   path = '/mcp',
+  port?: number,
 ): Promise<Target> {
-  const port = await freePort();
+  port ??= await freePort();
   const args = argv(port);
   const child = spawn(args[0]!, args.slice(1), { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}${path}`;
@@ -219,6 +229,7 @@ async function httpTarget(
   const exited = once(child, 'exit');
   return {
     name,
+    url,
     pid: child.pid,
     open: () => HttpSession.open(url),
     async stop() {
@@ -228,24 +239,50 @@ async function httpTarget(
   };
 }
 
-const bridge = (mode: string, command: string[], extra: string[] = []) =>
-  httpTarget(`bridge ${mode}`, (port) => [
-    NODE,
-    ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
-    CLI,
-    'bridge',
-    '--listen',
-    `127.0.0.1:${port}`,
-    '--session-mode',
-    mode,
-    '--max-sessions',
-    '1000',
-    '--log-level',
-    'warn',
-    ...extra,
-    '--',
-    ...command,
-  ]);
+const bridge = (mode: string, command: string[], extra: string[] = [], port?: number) =>
+  httpTarget(
+    `bridge ${mode}`,
+    (port) => [
+      NODE,
+      ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
+      CLI,
+      'bridge',
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--session-mode',
+      mode,
+      '--max-sessions',
+      '1000',
+      '--log-level',
+      'warn',
+      ...extra,
+      '--',
+      ...command,
+    ],
+    '/mcp',
+    port,
+  );
+
+/** Two replicas that know each other; a session opens on the first, its calls go to the second. */
+async function forwarded(command: string[]): Promise<Target> {
+  const ports = [await freePort(), await freePort()];
+  const peers = ports.map((port) => `127.0.0.1:${port}`).join(',');
+  const [owner, front] = await Promise.all(
+    ports.map((port) =>
+      bridge(
+        'PerSession',
+        command,
+        ['--replica-address', `127.0.0.1:${port}`, '--peers', peers],
+        port,
+      ),
+    ),
+  );
+  return {
+    name: 'bridge forwarded',
+    open: async () => ((await owner!.open()) as HttpSession).reachedAt(front!.url!),
+    stop: async () => void (await Promise.all([owner!.stop(), front!.stop()])),
+  };
+}
 
 const supergateway = (command: string[]) =>
   httpTarget('supergateway', (port) => [
@@ -384,6 +421,7 @@ async function main(): Promise<void> {
     ['direct stdio', () => direct(server)],
     ['bridge PerSession', () => bridge('PerSession', server)],
     ['bridge Shared', () => bridge('Shared', server)],
+    ['bridge forwarded', () => forwarded(server)],
     ['supergateway', () => supergateway(server)],
   ];
   for (const sessions of CONCURRENCY) {
@@ -397,6 +435,15 @@ async function main(): Promise<void> {
         `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}`,
       );
     }
+  }
+  console.log('\nA forwarded call against a direct one (same run):');
+  for (const sessions of CONCURRENCY) {
+    const own = results.get(`bridge PerSession/${sessions}`);
+    const other = results.get(`bridge forwarded/${sessions}`);
+    if (own === undefined || other === undefined) continue;
+    console.log(
+      `  ${String(sessions).padStart(3)} sessions: forwarded p50 - bridge p50 = ${(other.p50 - own.p50).toFixed(3)} ms; forwarded/bridge req/s = ${(other.rps / own.rps).toFixed(2)}x`,
+    );
   }
   if (ONLY !== undefined || values['throughput-only']) return agent.destroy();
   console.log('\nRatios (same run):');

@@ -52,14 +52,24 @@ export const ERRORS = {
     hint: "Put the server's bearer token in the Secret named by spec.auth.secretRef (key `token` unless spec.auth.secretRef.key says otherwise).",
   }),
   MCPOP_DISCOVERY_HTTP_STATUS: define({
-    message: (url: string, method: string, status: number, detail: string) =>
-      `HTTP ${status} from ${url} for ${method}${detail === '' ? '' : `: ${detail}`}`,
-    hint: 'The server answered with an HTTP error; its logs say why. Check spec.url or the port and path of the server.',
+    message: (url: string, method: string, status: number, body: string) =>
+      `HTTP ${status} from ${url} for ${method} (${body}, not shown): check that the URL is the MCP endpoint of a Streamable HTTP server, and that server's own logs`,
+    hint: "The server answered with an HTTP error; its body is never shown, since spec.url may point anywhere (docs/tenancy.md). Check spec.url or the port and path of the server, and the server's own logs.",
+  }),
+  MCPOP_DISCOVERY_REDIRECT: define({
+    message: (url: string, method: string, status: number, location: string) =>
+      `HTTP ${status} from ${url} for ${method}: redirected to ${location}; point discovery at the final URL`,
+    hint: 'Discovery does not follow redirects (one could carry the bearer token to another host): set spec.url to the final URL the message names.',
   }),
   MCPOP_DISCOVERY_UNREACHABLE: define({
     message: (url: string, reason: string) =>
       `cannot reach ${url}: ${reason}; check that the server runs and that its URL, port and path are right`,
     hint: 'Check that the server runs and that its URL, port and path are right; for a deployed server, that its Service has ready endpoints.',
+  }),
+  MCPOP_DISCOVERY_EGRESS_DENIED: define({
+    message: (url: string, where: string, range: string, why: string) =>
+      `discovery does not connect to ${url}: ${where} is in ${range} (${why}), which the operator's egress policy denies; if the server is meant to be reached there, the operator's administrator can allow the range (--discovery-allowed-cidrs, chart value discovery.egress.allowedCIDRs)`,
+    hint: "Discovery connects only where the operator's egress policy allows (docs/tenancy.md): use a URL whose addresses are allowed, or have the administrator allow the range with discovery.egress.allowedCIDRs (--discovery-allowed-cidrs).",
   }),
   MCPOP_DISCOVERY_TIMEOUT: define({
     message: (url: string, method: string, budgetMs: number) =>

@@ -350,6 +350,9 @@ export const PodSecurityContext = Type.Object(
 /** metav1.Time: RFC 3339 in UTC, whole seconds. */
 export const metaTime = (date: Date): string => date.toISOString().replace(/\.\d+Z$/, 'Z');
 
+/** meta/v1 Condition's bound on `message`; the API server refuses a longer one. */
+export const CONDITION_MESSAGE_MAX = 32768;
+
 /** meta/v1 Condition. https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties */
 export const Condition = Type.Object(
   {
@@ -378,7 +381,7 @@ export const Condition = Type.Object(
     }),
     message: Type.String({
       description: 'What happened and what to do about it, for a human.',
-      maxLength: 32768,
+      maxLength: CONDITION_MESSAGE_MAX,
     }),
   },
   { description: 'An observation of one aspect of the MCPServer.' },

@@ -12,6 +12,7 @@ import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
 import { parseOrigins } from './guards.ts';
+import { parseHostPort } from './replicas.ts';
 import { startBridge, type BridgeOptions } from './server.ts';
 
 const DEFAULTS = {
@@ -44,6 +45,34 @@ function hostPort(text: string): { host: string; port: number } {
     host: match[1]!.replace(/^\[(.*)\]$/, '$1') || '0.0.0.0',
     port: integerFlag(BRIDGE_FLAGS.listen, match[2]!, 0),
   };
+}
+
+/** --replica-address and --peers, which go together, each entry a host:port. */
+function replicaFlags(
+  self: string | undefined,
+  peers: string | undefined,
+): { self: string; peers: string[] } | undefined {
+  if (self === undefined && peers === undefined) return undefined;
+  if (self === undefined || peers === undefined) {
+    const [given, missing] =
+      self === undefined
+        ? [BRIDGE_FLAGS.peers, BRIDGE_FLAGS.replicaAddress]
+        : [BRIDGE_FLAGS.replicaAddress, BRIDGE_FLAGS.peers];
+    throw operatorError('MCPOP_BRIDGE_USAGE', `${given} needs ${missing}`);
+  }
+  const list = peers
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const [flag, entry] of [
+    [BRIDGE_FLAGS.replicaAddress, self],
+    ...list.map((peer) => [BRIDGE_FLAGS.peers, peer]),
+  ] as const) {
+    if (parseHostPort(entry) === undefined) {
+      throw operatorError('MCPOP_INVALID_FLAG', flag, `'${entry}' is not host:port`);
+    }
+  }
+  return { self, peers: list };
 }
 
 /** Flags and the command after `--` → options (without the logger). */
@@ -87,6 +116,7 @@ export function parseBridgeArgs(
       `a command after -- and ${BRIDGE_FLAGS.supervisorDir} exclude each other`,
     );
   }
+  const replicas = replicaFlags(text(BRIDGE_FLAGS.replicaAddress), text(BRIDGE_FLAGS.peers));
   const path = settings.path;
   if (!path.startsWith('/'))
     throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.path, `'${path}' does not start with /`);
@@ -115,6 +145,7 @@ export function parseBridgeArgs(
     discoveryTokenFile: text(BRIDGE_FLAGS.discoveryTokenFile),
     supervisorDir,
     command: positionals.length > 0 ? positionals : undefined,
+    ...(replicas === undefined ? {} : { replicas }),
     graceMs: durationFlag(
       '--grace-period',
       text('--grace-period') ?? EXTRA_FLAGS['--grace-period'],

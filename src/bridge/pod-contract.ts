@@ -73,6 +73,17 @@ export interface BridgeSettings {
   allowedOrigins?: string;
   /** Largest JSON-RPC message accepted, from a client (HTTP body) or a child (one line). */
   maxMessageBytes?: number;
+  /**
+   * `host:port` at which the other replicas reach this bridge (the pod IP and the bridge
+   * port); it names the sessions this bridge holds. With `peers`; absent, sessions are not
+   * routed between replicas.
+   */
+  replicaAddress?: string;
+  /**
+   * Comma-separated `host:port` entries of the replicas, names resolved to every address they
+   * have (a headless Service): a request for a session another replica holds goes there.
+   */
+  peers?: string;
 }
 
 /** The flag each setting is passed with. The bridge's argument parser reads the same table. */
@@ -90,7 +101,15 @@ export const BRIDGE_FLAGS = {
   supervisorDir: '--supervisor-dir',
   allowedOrigins: '--allowed-origins',
   maxMessageBytes: '--max-message-bytes',
+  replicaAddress: '--replica-address',
+  peers: '--peers',
 } as const satisfies Record<keyof BridgeSettings, string>;
+
+/**
+ * The bridge container's own pod IP (Downward API `status.podIP`), which its
+ * `--replica-address` names as `$(MCP_BRIDGE_POD_IP)`: the kubelet expands it in args.
+ */
+export const BRIDGE_POD_IP_ENV = 'MCP_BRIDGE_POD_IP';
 
 /** Arguments after `mcp-operator bridge` for the given settings (pod mode: no child command). */
 export function bridgeArgs(settings: BridgeSettings): string[] {

@@ -19,6 +19,7 @@ import { StatelessEndpoint } from './stateless.ts';
 import { PolicyGate } from './policy.ts';
 import { parsePolicy, type BridgePolicy } from '../tools/policy.ts';
 import { WarmPool } from './pool.ts';
+import { ReplicaRouter } from './replicas.ts';
 import { replyError, replyText } from './replies.ts';
 import { SpawnLauncher } from './spawn.ts';
 import { SupervisedLauncher } from './supervised.ts';
@@ -51,6 +52,8 @@ export interface BridgeOptions {
   logger: Logger;
   /** Launcher override for tests (an in-memory server); replaces command/supervisorDir. */
   launcher?: Launcher;
+  /** Replicas of one server: where the others reach this bridge, and where they all are. */
+  replicas?: { self: string; peers: string[] };
 }
 
 export interface RunningBridge {
@@ -100,6 +103,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     logger,
   });
   const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
+  const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
   const bridge = new Bridge(
     {
       mode: options.sessionMode,
@@ -113,6 +117,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       logger,
       metrics,
       pooled: () => pool?.size ?? 0,
+      ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
       hooks: policy
         ? (upstream) =>
             new PolicyGate(
@@ -126,7 +131,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
 
   let accepting = true;
   let ready = false;
-  const stateless = new StatelessEndpoint({ bridge, logger, parkMs: options.requestTimeoutMs });
+  const stateless = new StatelessEndpoint({
+    bridge,
+    logger,
+    parkMs: options.requestTimeoutMs,
+    ...(replicas === undefined ? {} : { replicas }),
+  });
   const endpoint = mcpEndpoint({
     bridge,
     maxBodyBytes: options.maxMessageBytes,
@@ -142,7 +152,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     string,
     (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
   > = {
-    [options.path]: endpoint,
+    // A request for another replica's session goes there before anything else reads it.
+    [options.path]: async (req, res) => {
+      if (await replicas?.route(req, res)) return;
+      await endpoint(req, res);
+    },
     '/healthz': (_req, res) => replyText(res, 200, 'ok\n'),
     '/readyz': (_req, res) => {
       // A policy update that does not parse leaves the last good one in force: still ready.
@@ -202,6 +216,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     await bridge.close();
     server.closeAllConnections();
     await closed;
+    replicas?.close();
     policy?.stop();
     auth?.stop();
     discoveryToken?.stop();

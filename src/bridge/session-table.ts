@@ -31,6 +31,8 @@ export interface BridgeDeps {
   hooks?: (upstream: Upstream) => UpstreamHooks;
   /** Children waiting in the warm pool, for the children gauge. */
   pooled?: () => number;
+  /** Ids for new sessions; by default a random UUID (replicas.ts names the replica in them). */
+  sessionId?: () => string;
 }
 
 /** The client's identity when the bridge itself talks to a child (probe, 2026-07-28 clients). */
@@ -112,7 +114,7 @@ export class Bridge {
     if (this.#sessions.size >= this.config.maxSessions) throw new SessionLimitError();
     const upstream =
       this.config.mode === 'Shared' ? await this.sharedUpstream() : await this.#startUpstream();
-    const session = new Session(randomUUID(), upstream, {
+    const session = new Session(this.#deps.sessionId?.() ?? randomUUID(), upstream, {
       ended: (ended, reason) => this.#ended(ended, reason),
     });
     this.#sessions.set(session.id, session);

@@ -34,6 +34,7 @@ import {
   type ParamHeader,
 } from './request-metadata.ts';
 import { Listener, type Capabilities } from './stateless-listen.ts';
+import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from './replies.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
 
@@ -102,15 +103,23 @@ export class StatelessEndpoint implements StatelessHandler {
   readonly #bridge: Bridge;
   readonly #logger: Logger;
   readonly #parkMs: number;
+  readonly #replicas: ReplicaRouter | undefined;
   readonly #parked = new Map<string, { call: StatelessCall; timer: NodeJS.Timeout }>();
   readonly #calls = new Set<StatelessCall>();
   readonly #listeners = new Set<Listener>();
   #catalog: CatalogWatcher | undefined;
 
-  constructor(options: { bridge: Bridge; logger: Logger; parkMs: number }) {
+  constructor(options: {
+    bridge: Bridge;
+    logger: Logger;
+    parkMs: number;
+    /** Names parked calls after this replica and routes a retry to the replica that has it. */
+    replicas?: ReplicaRouter;
+  }) {
     this.#bridge = options.bridge;
     this.#logger = options.logger;
     this.#parkMs = options.parkMs;
+    this.#replicas = options.replicas;
   }
 
   /** 2026-07-28 or later in the header, or (without one) the version in `_meta` and no session. */
@@ -142,6 +151,14 @@ export class StatelessEndpoint implements StatelessHandler {
         `Method not found: ${message.method} is not part of ${STATELESS_VERSION}`,
         { id: message.id },
       );
+    }
+    const state = message.params?.requestState;
+    if (
+      typeof state === 'string' &&
+      !this.#parked.has(state) &&
+      (await this.#replicas?.routeParked(req, res, state, message))
+    ) {
+      return;
     }
     let upstream: Upstream;
     try {
@@ -248,7 +265,7 @@ export class StatelessEndpoint implements StatelessHandler {
       upstream,
       serverInfo,
       park: (call) => {
-        const state = randomBytes(18).toString('base64url');
+        const state = this.#replicas?.newId() ?? randomBytes(18).toString('base64url');
         // A client that never comes back must not hold the child's call forever.
         const timer = setTimeout(() => {
           this.#parked.delete(state);

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError } from '../errors.ts';
+import { type EgressSettings, isCidr } from '../discovery/egress.ts';
 import type { LeaseSettings } from '../kube/leader.ts';
 
 export interface ControllerConfig {
@@ -26,6 +27,8 @@ export interface ControllerConfig {
   logLevel: string;
   /** A kubeconfig file; unset: $KUBECONFIG, ~/.kube/config or the in-cluster config. */
   kubeconfig?: string;
+  /** Where discovery may connect (docs/tenancy.md). */
+  discoveryEgress: EgressSettings;
 }
 
 /** Each flag, its environment variable, and its default. */
@@ -40,6 +43,8 @@ const FLAGS = {
   'metrics-address': { env: 'MCP_OPERATOR_METRICS_ADDRESS', default: ':8080' },
   'resync-period': { env: 'MCP_OPERATOR_RESYNC_PERIOD', default: '10m' },
   'log-level': { env: 'MCP_OPERATOR_LOG_LEVEL', default: 'info' },
+  'discovery-denied-cidrs': { env: 'MCP_OPERATOR_DISCOVERY_DENIED_CIDRS', default: '' },
+  'discovery-allowed-cidrs': { env: 'MCP_OPERATOR_DISCOVERY_ALLOWED_CIDRS', default: '' },
   // No variable of its own: without the flag, loadFromDefault reads $KUBECONFIG (a path list).
   kubeconfig: { env: undefined, default: '' },
 } as const satisfies Record<string, { env: string | undefined; default: string }>;
@@ -60,6 +65,23 @@ const BOOLEAN_SPELLINGS: Record<string, string> = {
 };
 
 const PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
+
+/** A comma-separated list of address ranges, each checked (`10.0.0.0/8,fd00::/8`). */
+function cidrs(flag: string, text: string): string[] {
+  const list = text
+    .split(',')
+    .map((cidr) => cidr.trim())
+    .filter((cidr) => cidr !== '');
+  const bad = list.find((cidr) => !isCidr(cidr));
+  if (bad !== undefined) {
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      `--${flag}`,
+      `'${bad}' is not an address range such as 10.0.0.0/8 or fd00::/8`,
+    );
+  }
+  return list;
+}
 
 function boolean(flag: string, text: string): boolean {
   if (text === 'true' || text === '') return true;
@@ -121,5 +143,12 @@ export function parseControllerConfig(
     resyncPeriodMs: durationFlag('--resync-period', get('resync-period')),
     logLevel: get('log-level'),
     ...(get('kubeconfig') === '' ? {} : { kubeconfig: get('kubeconfig') }),
+    discoveryEgress: {
+      // What client-node's in-cluster configuration reads: the API server's Service address.
+      inCluster: env['KUBERNETES_SERVICE_HOST'] !== undefined,
+      apiServerAddress: env['KUBERNETES_SERVICE_HOST'],
+      denied: cidrs('discovery-denied-cidrs', get('discovery-denied-cidrs')),
+      allowed: cidrs('discovery-allowed-cidrs', get('discovery-allowed-cidrs')),
+    },
   };
 }

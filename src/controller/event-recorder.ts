@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { EVENT, collectionPath, objectPath, type KubeObject } from '../kube/resources.ts';
 import { metaTime } from '../api/core-v1.ts';
+import { shown } from '../tools/text.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -29,7 +30,7 @@ interface Seen {
 
 /** Events this recorder remembers for aggregation; older ones are forgotten first. */
 const MEMORY = 4096;
-/** Messages beyond this are cut: an Event is for a human, not a log. */
+/** Messages beyond this are cut: an Event is for a human, not a log (and for a terminal). */
 const MAX_MESSAGE = 1024;
 
 export class EventRecorder {
@@ -46,7 +47,7 @@ export class EventRecorder {
     reason: string,
     message: string,
   ): Promise<void> {
-    const text = message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 1)}…` : message;
+    const text = shown(message, MAX_MESSAGE);
     const key = [target.metadata.uid, type, reason, text].join('\u0000');
     try {
       const seen = this.#seen.get(key);

@@ -22,6 +22,7 @@ import { PendingWrites } from './pending.ts';
 import { WorkQueue, type HandlerResult } from '../kube/queue.ts';
 import { Reconciler } from './reconcile.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
+import { egressPolicy } from '../discovery/egress.ts';
 import { DiscoveryService } from '../discovery/service.ts';
 import { endpointOf } from './render/render.ts';
 import { startServer, type RunningServer } from './server.ts';
@@ -107,6 +108,7 @@ export class Manager {
       log: o.log,
       registry: metrics.registry,
       endpoint: o.discoveryEndpoint ?? endpointOf,
+      egress: egressPolicy(o.config.discoveryEgress),
     });
     const reconciler = new Reconciler({
       client,

@@ -14,6 +14,7 @@
 import type { Condition } from '../api/core-v1.ts';
 import { ConditionType, findCondition, nextCondition } from '../api/v1alpha1/conditions.ts';
 import type { MCPServerStatus } from '../api/v1alpha1/mcpserver.ts';
+import { MESSAGE_MAX, shown } from '../tools/text.ts';
 import type { Readiness } from './readiness.ts';
 
 export interface ControllerStatus {
@@ -42,7 +43,9 @@ export function computeStatus(input: StatusInput): ControllerStatus {
       status: input.readiness.status,
       observedGeneration: input.generation,
       reason: input.readiness.reason,
-      message: input.readiness.message,
+      // It quotes other components (the kubelet, a registry, discovery of a url server): their
+      // text is shown and bounded, so that the API server never refuses the status write.
+      message: shown(input.readiness.message, MESSAGE_MAX),
     },
     input.now,
   );

@@ -10,6 +10,8 @@
  */
 
 import type { TSchema, Static } from '@sinclair/typebox';
+import type { Dispatcher } from 'undici';
+import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
 import { operatorError } from '../errors.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
 import type { Discovery } from '../tools/snapshot.ts';
@@ -25,6 +27,7 @@ import {
   type Channel,
   badResponse,
   deleteSession,
+  displayUrl,
   openChannel,
   post,
 } from './http.ts';
@@ -40,6 +43,7 @@ import {
   ListToolsResultSchema,
   checker,
 } from '../mcp/schemas.ts';
+import { NAME_MAX, shown } from '../tools/text.ts';
 
 /**
  * JSON-RPC codes by which a 2026-07-28 server identifies itself in a 4xx answer
@@ -57,7 +61,8 @@ export const DISCOVERY_DEFAULTS = {
   /** Far above any real tool list, far below what would hurt the operator. */
   maxBytes: 8 * 1024 * 1024,
   maxPages: 100,
-  maxTools: 1000,
+  /** As many as status and a baseline can hold. */
+  maxTools: MAX_TOOLS,
   /** Closing the session is a courtesy; a server that hangs on DELETE gets this long. */
   closeTimeoutMs: 2000,
   clientInfo: { name: 'mcp-operator', version: '0.1.0' } as Implementation,
@@ -81,9 +86,14 @@ export interface DiscoveryOptions {
   clientInfo?: Implementation | undefined;
   /** Aborting it ends discovery with MCPOP_DISCOVERY_CANCELLED. */
   signal?: AbortSignal | undefined;
+  /** Opens the connections; the operator's checks every address it connects to (egress.ts). */
+  dispatcher?: Dispatcher | undefined;
 }
 
 type Limits = typeof DISCOVERY_DEFAULTS;
+
+/** Characters of a JSON-RPC error message that a status message shows. */
+const RPC_MESSAGE_SHOWN = 200;
 
 const DISCOVER_RESULT = checker(DiscoverResultSchema);
 const INITIALIZE_RESULT = checker(InitializeResultSchema);
@@ -101,6 +111,7 @@ export async function discover(options: DiscoveryOptions): Promise<Discovery> {
     url: checkedUrl(options.url),
     token: options.token,
     discoveryToken: options.discoveryToken,
+    dispatcher: options.dispatcher,
   });
   try {
     if (channel.cancel?.aborted === true) {
@@ -290,7 +301,7 @@ async function listTools(channel: Channel, limits: Limits, call: Call): Promise<
       throw badResponse(
         channel,
         'tools/list',
-        `resultType '${result.resultType}' (discovery cannot supply input)`,
+        `resultType '${shown(result.resultType, NAME_MAX)}' (discovery cannot supply input)`,
       );
     }
     tools.push(...result.tools);
@@ -300,10 +311,7 @@ async function listTools(channel: Channel, limits: Limits, call: Call): Promise<
     cursor = result.nextCursor ?? undefined;
     if (cursor === undefined) return unique(channel, tools);
     if (seen.has(cursor)) {
-      throw endless(
-        channel,
-        `the cursor ${JSON.stringify(cursor.slice(0, 80))} came back on page ${pages}`,
-      );
+      throw endless(channel, `the cursor "${shown(cursor, 80)}" came back on page ${pages}`);
     }
     seen.add(cursor);
   }
@@ -318,7 +326,11 @@ function unique(channel: Channel, tools: Tool[]): Tool[] {
   const names = new Set<string>();
   for (const tool of tools) {
     if (names.has(tool.name)) {
-      throw operatorError('MCPOP_DISCOVERY_DUPLICATE_TOOL', channel.displayUrl, tool.name);
+      throw operatorError(
+        'MCPOP_DISCOVERY_DUPLICATE_TOOL',
+        channel.displayUrl,
+        shown(tool.name, NAME_MAX),
+      );
     }
     names.add(tool.name);
   }
@@ -365,12 +377,13 @@ function resultOf(
   if (answer.status >= 300) throw statusError(channel, method, answer);
   const error = errorIn(answer.body);
   if (error !== undefined) {
+    // The server's own answer to our request: worth showing, but only the start of it.
     throw operatorError(
       'MCPOP_DISCOVERY_RPC_ERROR',
       channel.displayUrl,
       method,
       error.code,
-      error.message,
+      shown(error.message, RPC_MESSAGE_SHOWN),
     );
   }
   const body = answer.body;
@@ -381,7 +394,7 @@ function resultOf(
     throw badResponse(
       channel,
       method,
-      `response id ${JSON.stringify(body.id)} is not the request id ${id}`,
+      `response id ${shown(JSON.stringify(body.id) ?? 'undefined', 80)} is not the request id ${id}`,
     );
   }
   if (!isRecord(body.result)) {
@@ -396,22 +409,23 @@ function resultOf(
   return body.result;
 }
 
+/**
+ * The error an HTTP status amounts to. The body of a failed request is never shown, only its
+ * type and size: `spec.url` may point anywhere a tenant likes, and status would read the
+ * answer back to them (docs/tenancy.md).
+ */
 function statusError(channel: Channel, method: string, answer: Answer) {
-  if (answer.status === 401 || answer.status === 403) {
-    return operatorError('MCPOP_DISCOVERY_UNAUTHORIZED', channel.displayUrl, answer.status);
+  const { status } = answer;
+  if (status === 401 || status === 403) {
+    return operatorError('MCPOP_DISCOVERY_UNAUTHORIZED', channel.displayUrl, status);
   }
   const location = answer.headers.get('location');
-  const detail =
-    answer.status < 400 && location !== null
-      ? `redirected to ${location}; point discovery at the final URL`
-      : (errorIn(answer.body)?.message ?? answer.text ?? '');
-  return operatorError(
-    'MCPOP_DISCOVERY_HTTP_STATUS',
-    channel.displayUrl,
-    method,
-    answer.status,
-    detail,
-  );
+  if (status < 400 && location !== null) {
+    const target = shown(displayUrl(URL.parse(location, channel.url) ?? location), 200);
+    return operatorError('MCPOP_DISCOVERY_REDIRECT', channel.displayUrl, method, status, target);
+  }
+  const body = answer.bodyNote ?? 'no body';
+  return operatorError('MCPOP_DISCOVERY_HTTP_STATUS', channel.displayUrl, method, status, body);
 }
 
 function errorIn(body: unknown): JsonRpcError | undefined {
@@ -430,7 +444,7 @@ function validated<T extends TSchema>(
     'MCPOP_DISCOVERY_INVALID_RESULT',
     channel.displayUrl,
     method,
-    path,
+    shown(path, 200),
     `${message}${toolNameAt(value, path)}`,
   );
 }
@@ -440,14 +454,14 @@ function toolNameAt(value: unknown, path: string): string {
   const index = /^\/tools\/(\d+)/.exec(path)?.[1];
   if (index === undefined || !isRecord(value) || !Array.isArray(value.tools)) return '';
   const name: unknown = (value.tools[Number(index)] as { name?: unknown } | undefined)?.name;
-  return typeof name === 'string' ? ` (tool '${name}')` : '';
+  return typeof name === 'string' ? ` (tool '${shown(name, NAME_MAX)}')` : '';
 }
 
 function unsupportedVersion(channel: Channel, offered: readonly string[]) {
   return operatorError(
     'MCPOP_DISCOVERY_UNSUPPORTED_VERSION',
     channel.displayUrl,
-    offered.join(', ') || 'none',
+    shown(offered.join(', '), 200) || 'none',
     SUPPORTED_VERSIONS.join(', '),
   );
 }

@@ -28,7 +28,7 @@ import { type ApproveForm, approvedMergePatch, approvedYaml } from '../tools/app
 import { readBaseline } from './baseline.ts';
 import { computeDrift, isDrifted } from '../tools/drift.ts';
 import { formatDrift } from '../tools/format.ts';
-import { type Snapshot } from '../tools/snapshot.ts';
+import { type Snapshot, isToolName } from '../tools/snapshot.ts';
 import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
 
 /** The field manager of approvals: a person's change to the spec, not the controller's. */
@@ -168,8 +168,9 @@ export const approveCommand = command('approve', async (argv) => {
     if (values.apply === true) {
       await applyApproval(target, form);
       const { namespace, name } = server.metadata;
+      const approved = snapshot.tools.length - invalidNames(snapshot);
       process.stdout.write(
-        `Approved the ${snapshot.tools.length} tools of ${namespace}/${name} (snapshot ${snapshot.digest}).\n`,
+        `Approved the ${approved} tools of ${namespace}/${name} (snapshot ${snapshot.digest})${leftOut(snapshot, '; ')}.\n`,
       );
     } else {
       process.stdout.write(approvedYaml(snapshot.tools, form, heading(server, snapshot)));
@@ -210,10 +211,22 @@ function heading(server: StoredMCPServer, snapshot: Snapshot): string {
   const info = snapshot.serverInfo;
   const found = server.status?.discovery?.lastSuccessTime;
   return [
-    `mcp-operator approve ${name} -n ${namespace}: ${snapshot.tools.length} tools`,
+    `mcp-operator approve ${name} -n ${namespace}: ${snapshot.tools.length} tools${leftOut(snapshot, ', ')}`,
     `snapshot ${snapshot.digest}${found === undefined ? '' : `, discovered by ${found}`}`,
     ...(info === undefined ? [] : [`server ${info.name} ${info.version}`]),
   ].join('\n');
+}
+
+function invalidNames(snapshot: Snapshot): number {
+  return snapshot.tools.filter((tool) => !isToolName(tool.name)).length;
+}
+
+/** What approving leaves out (approvedTools), with `separator` before it, or nothing. */
+function leftOut(snapshot: Snapshot, separator: string): string {
+  const count = invalidNames(snapshot);
+  return count === 0
+    ? ''
+    : `${separator}left out ${count} whose names break MCP's tool-name rules (see mcp-operator diff)`;
 }
 
 export const diffCommand = command('diff', async (argv) => {

@@ -34,6 +34,7 @@ import { type Drift, computeDrift, driftStatus, isDrifted } from '../tools/drift
 import type { ServerResult, Success } from './results.ts';
 import { count, driftMessage } from './status-messages.ts';
 import { compactStatus } from '../tools/snapshot.ts';
+import { MESSAGE_MAX, clip } from '../tools/text.ts';
 
 export interface DiscoveryStatusInput {
   server: {
@@ -112,7 +113,14 @@ function condition(
   const before = findCondition(input.previous, type);
   return nextCondition(
     before,
-    { type, status, observedGeneration: generation, reason, message },
+    {
+      type,
+      status,
+      observedGeneration: generation,
+      reason,
+      // Built from shown parts already; the bound makes a refused status write impossible.
+      message: clip(message, MESSAGE_MAX),
+    },
     input.now,
   );
 }
@@ -331,6 +339,7 @@ function compactDrift(drift: Drift, since: string): DriftStatus {
     ...(status.removed?.length ? { removed: status.removed } : {}),
     ...(status.changed?.length ? { changed: status.changed } : {}),
     ...(status.missingAllowed?.length ? { missingAllowed: status.missingAllowed } : {}),
+    ...(status.invalidNames?.length ? { invalidNames: status.invalidNames } : {}),
     since,
   };
 }

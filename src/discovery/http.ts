@@ -11,8 +11,11 @@
  */
 
 import { createParser } from 'eventsource-parser';
+import { type Dispatcher, fetch } from 'undici';
 import { DISCOVERY_TOKEN_HEADER } from '../mcp/metadata.ts';
 import { OperatorError, operatorError } from '../errors.ts';
+import { EgressRefusal } from './egress.ts';
+import { shown } from '../tools/text.ts';
 
 /** Limits and identity of one discovery run; every exchange of the run draws on the same budget. */
 export interface Channel {
@@ -30,6 +33,8 @@ export interface Channel {
   readonly cancel: AbortSignal | undefined;
   /** Either of the two above: what every fetch and body read listens to. */
   readonly signal: AbortSignal;
+  /** Opens the connections: the operator's egress guard (egress.ts), or undici's default. */
+  readonly dispatcher: Dispatcher | undefined;
   bytesRead: number;
   /** Stops the deadline timer; call it when the run is over. */
   close(): void;
@@ -42,6 +47,7 @@ export interface ChannelOptions {
   timeoutMs: number;
   maxBytes: number;
   signal?: AbortSignal | undefined;
+  dispatcher?: Dispatcher | undefined;
 }
 
 /** A URL as messages show it: without user info, query or fragment, which may hold secrets. */
@@ -70,6 +76,7 @@ export function openChannel(options: ChannelOptions): Channel {
     deadline,
     cancel,
     signal: cancel === undefined ? deadline : AbortSignal.any([deadline, cancel]),
+    dispatcher: options.dispatcher,
     bytesRead: 0,
     close: () => clearTimeout(timeout),
   };
@@ -84,11 +91,14 @@ export interface Answer {
    * request; for an error status the parsed body if it was JSON. Not yet validated.
    */
   body?: unknown;
-  /** The start of an error body that was not JSON, for the error message. */
-  text?: string;
+  /**
+   * What an error body was, for the error message: its media type and size, never its
+   * content, which may be anything the URL serves (an internal page, a secret).
+   */
+  bodyNote?: string;
 }
 
-/** An error body is only read for its message; more than this is not worth the bytes. */
+/** An error body is only read for the JSON-RPC error code it may carry; no more than this. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
 /**
@@ -116,17 +126,14 @@ export async function post(
     void response.body?.cancel().catch(ignore);
     return answer;
   }
-  const mediaType = (response.headers.get('content-type') ?? '')
-    .split(';')[0]
-    ?.trim()
-    .toLowerCase();
+  const mediaType = mediaTypeOf(response);
   if (mediaType === 'application/json') {
     answer.body = parseJson(channel, method, await readText(channel, method, response.body));
   } else if (mediaType === 'text/event-stream') {
     answer.body = await readEventStream(channel, method, response.body, message.id);
   } else {
     void response.body.cancel().catch(ignore);
-    throw badResponse(channel, method, `unexpected Content-Type '${mediaType}'`);
+    throw badResponse(channel, method, `unexpected Content-Type '${shown(mediaType, 64)}'`);
   }
   return answer;
 }
@@ -144,6 +151,7 @@ export async function deleteSession(
       headers: withAuth(channel, headers),
       redirect: 'manual',
       signal,
+      dispatcher: channel.dispatcher,
     });
     await response.body?.cancel();
   } catch {
@@ -151,15 +159,20 @@ export async function deleteSession(
   }
 }
 
-async function send(channel: Channel, method: string, init: RequestInit): Promise<Response> {
+async function send(
+  channel: Channel,
+  method: string,
+  init: { method: string; headers: Record<string, string>; body: string },
+): Promise<Response> {
   try {
     return await fetch(channel.url, {
       ...init,
-      headers: withAuth(channel, init.headers as Record<string, string>),
+      headers: withAuth(channel, init.headers),
       // A redirect could carry the bearer token to another host; the user should point
       // discovery at the final URL instead.
       redirect: 'manual',
       signal: channel.signal,
+      dispatcher: channel.dispatcher,
     });
   } catch (error) {
     throw transportFailure(channel, method, error, 'cannot reach');
@@ -183,18 +196,32 @@ async function readErrorBody(
   response: Response,
   answer: Answer,
 ): Promise<Answer> {
-  if (response.body === null) return answer;
+  if (response.body === null) return { ...answer, bodyNote: 'no body' };
   let text = '';
+  let cut = false;
+  const before = channel.bytesRead;
   await readChunks(channel, method, response.body, (chunk) => {
     text += chunk;
-    return text.length >= ERROR_BODY_LIMIT;
+    cut = text.length >= ERROR_BODY_LIMIT;
+    return cut;
   });
   try {
     answer.body = JSON.parse(text);
   } catch {
-    answer.text = text.slice(0, 200).trim();
+    // Not JSON: nothing in it can change what the status means.
   }
-  return answer;
+  const bytes = channel.bytesRead - before;
+  if (bytes === 0) return { ...answer, bodyNote: 'empty body' };
+  const type = shown(mediaTypeOf(response), 64);
+  const size = `${cut ? 'more than ' : ''}${bytes} bytes`;
+  // A JSON-RPC error code is a number the client knows the meaning of; its message is text.
+  const code = (answer.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+  const rpc = Number.isInteger(code) ? ` with JSON-RPC error ${String(code)}` : '';
+  return { ...answer, bodyNote: `${type === '' ? '' : `${type} `}body of ${size}${rpc}` };
+}
+
+function mediaTypeOf(response: Response): string {
+  return (response.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
 async function readText(
@@ -210,11 +237,13 @@ async function readText(
   return parts.join('');
 }
 
+/** JSON.parse's own message quotes the text, which must not reach status: only the size does. */
 function parseJson(channel: Channel, method: string, text: string): unknown {
   try {
     return JSON.parse(text);
-  } catch (error) {
-    throw badResponse(channel, method, `invalid JSON (${(error as Error).message})`);
+  } catch {
+    const bytes = Buffer.byteLength(text);
+    throw badResponse(channel, method, `invalid JSON (a body of ${bytes} bytes, not shown)`);
   }
 }
 
@@ -239,12 +268,8 @@ async function readEventStream(
       try {
         const message: unknown = JSON.parse(event.data);
         if (answers(message, id)) found = message;
-      } catch (error) {
-        failure = badResponse(
-          channel,
-          method,
-          `invalid JSON in an SSE event (${(error as Error).message})`,
-        );
+      } catch {
+        failure = badResponse(channel, method, 'invalid JSON in an SSE event (not shown)');
       }
     },
   });
@@ -309,14 +334,22 @@ function transportFailure(
   what: string,
 ): OperatorError {
   if (error instanceof OperatorError) return error;
+  // A refusal of our own connector (egress.ts) reaches us as the cause of fetch's TypeError.
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof EgressRefusal) {
+    const { where, range } = cause;
+    const { displayUrl: url } = channel;
+    return operatorError('MCPOP_DISCOVERY_EGRESS_DENIED', url, where, range.cidr, range.why);
+  }
   if (channel.deadline.aborted) {
     return operatorError('MCPOP_DISCOVERY_TIMEOUT', channel.displayUrl, method, channel.timeoutMs);
   }
   if (channel.cancel?.aborted === true) {
     return operatorError('MCPOP_DISCOVERY_CANCELLED', channel.displayUrl);
   }
-  // The full URL may hold a secret in its query; messages show only the display form.
-  const reason = describe(error).replaceAll(channel.url, channel.displayUrl);
+  // The full URL may hold a secret in its query; messages show only the display form. A TLS
+  // error may quote the server's certificate, so the reason is shown like any server text.
+  const reason = shown(describe(error).replaceAll(channel.url, channel.displayUrl), 300);
   return what === 'cannot reach'
     ? operatorError('MCPOP_DISCOVERY_UNREACHABLE', channel.displayUrl, reason)
     : badResponse(channel, method, `${what} the server (${reason})`);

@@ -11,6 +11,7 @@
  */
 
 import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
@@ -29,6 +30,7 @@ import type { RunOutcome } from './scheduler.ts';
 import { type Snapshot, takeSnapshot } from '../tools/snapshot.ts';
 import { CONFIGMAP_LIMIT_BYTES, snapshotConfigMap } from './snapshot-configmap.ts';
 import { timeoutMs } from '../api/v1alpha1/spec.ts';
+import { MESSAGE_MAX, shown } from '../tools/text.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
 
@@ -43,6 +45,8 @@ export interface SnapshotWriter {
 
 export interface RunnerOptions {
   client: KubeClient;
+  /** Opens discovery's connections, through the egress guard (egress.ts). */
+  dispatcher: Dispatcher;
   /** The MCPServer as cached. */
   server: (key: string) => StoredMCPServer | undefined;
   snapshots: SnapshotWriter;
@@ -60,6 +64,7 @@ const REASONS: Partial<Record<string, DiscoveredReason>> = {
   MCPOP_DISCOVERY_AUTH_SECRET: DiscoveredReason.AuthSecretMissing,
   MCPOP_DISCOVERY_UNAUTHORIZED: DiscoveredReason.Unauthorized,
   MCPOP_DISCOVERY_TIMEOUT: DiscoveredReason.TimedOut,
+  MCPOP_DISCOVERY_EGRESS_DENIED: DiscoveredReason.EgressDenied,
 };
 
 export class DiscoveryRunner {
@@ -96,7 +101,14 @@ export class DiscoveryRunner {
     const token = await this.#token(server, signal);
     const discoveryToken = await this.#discoveryToken(server, signal);
     return takeSnapshot(
-      await discover({ url, token, discoveryToken, timeoutMs: timeoutMs(server.spec), signal }),
+      await discover({
+        url,
+        token,
+        discoveryToken,
+        timeoutMs: timeoutMs(server.spec),
+        signal,
+        dispatcher: this.#o.dispatcher,
+      }),
     );
   }
 
@@ -204,16 +216,17 @@ function removed(signal: AbortSignal): boolean {
   );
 }
 
-function failureOf(error: unknown): Failure {
-  if (!(error instanceof OperatorError)) {
-    return {
-      reason: DiscoveredReason.Failed,
-      message: sentence(`Unexpected error: ${String(error)}`),
-    };
-  }
+/**
+ * A failed run as status records it. The message is made visible and bounded once more here,
+ * whatever built it: status must never carry a server's control characters or grow past what
+ * the API server accepts.
+ */
+export function failureOf(error: unknown): Failure {
+  const known = error instanceof OperatorError;
+  const text = known ? error.message : `Unexpected error: ${String(error)}`;
   return {
-    reason: REASONS[error.code] ?? DiscoveredReason.Failed,
-    message: sentence(error.message),
+    reason: (known && REASONS[error.code]) || DiscoveredReason.Failed,
+    message: shown(sentence(text), MESSAGE_MAX),
   };
 }
 

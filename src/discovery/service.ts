@@ -15,12 +15,14 @@
 
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Agent } from 'undici';
 import { DISCOVER_ANNOTATION } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { keyOf } from '../kube/resources.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError } from '../errors.ts';
 import { type Baseline, BaselineResolver } from './baseline.ts';
+import { type EgressPolicy, EgressGuard, guardedDispatcher } from './egress.ts';
 import { type SnapshotWriter, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
@@ -41,6 +43,8 @@ export interface DiscoveryServiceOptions {
   log: Logger;
   registry?: Registry;
   concurrency?: number;
+  /** Where discovery may connect (docs/tenancy.md); every run's connections are checked. */
+  egress: EgressPolicy;
   /** Where a server's MCP endpoint is (a deployed server's: its Service). */
   endpoint: (server: StoredMCPServer) => string;
 }
@@ -52,13 +56,16 @@ export class DiscoveryService {
   /** Per server, what its runs depend on beyond the schedule (see #inputs). */
   readonly #inputs = new Map<string, string>();
   readonly #secretVersion: DiscoveryServiceOptions['secretVersion'];
+  readonly #dispatcher: Agent;
 
   constructor(o: DiscoveryServiceOptions) {
     this.#secretVersion = o.secretVersion;
     this.#results = new ResultStore(o.registry);
     this.#baselines = new BaselineResolver(o.client, o.configMapVersion);
+    this.#dispatcher = guardedDispatcher(new EgressGuard(o.egress));
     const runner = new DiscoveryRunner({
       client: o.client,
+      dispatcher: this.#dispatcher,
       server: o.server,
       snapshots: o.snapshots,
       endpoint: o.endpoint,

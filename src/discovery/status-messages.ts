@@ -3,7 +3,7 @@
  * code: what drifted, in a message short enough for `kubectl describe`.
  */
 
-import type { Drift } from '../tools/drift.ts';
+import { type Drift, shownInvalidName } from '../tools/drift.ts';
 
 /** Names listed in a condition message; status.drift and `mcp-operator diff` have them all. */
 const MESSAGE_NAMES = 10;
@@ -29,6 +29,9 @@ export function driftMessage(server: { name: string; namespace: string }, drift:
     drift.removed.length > 0 ? `Approved but no longer listed: ${names(drift.removed)}.` : '',
     drift.missingAllowed.length > 0
       ? `In spec.tools.allow but not listed: ${names(drift.missingAllowed)}.`
+      : '',
+    drift.invalidNames.length > 0
+      ? `Names that break MCP's tool-name rules, which cannot be approved: ${names(drift.invalidNames.map((n) => `'${shownInvalidName(n)}'`))}.`
       : '',
     `See \`mcp-operator diff ${name} -n ${namespace}\`.`,
   ];

@@ -14,23 +14,31 @@ import {
   type ApprovedTool,
   DIGEST_PATTERN,
   FIELD_DIGEST_PATTERN,
+  TOOL_NAME_PATTERN,
 } from '../api/v1alpha1/mcpserver.ts';
 import { operatorError } from '../errors.ts';
 import { type DigestField, DIGEST_FIELDS, digestedPart } from './digest.ts';
 import type { BaselineTool } from './drift.ts';
 import { checker } from '../mcp/schemas.ts';
-import { type SnapshotTool, abbreviate } from './snapshot.ts';
+import { type SnapshotTool, abbreviate, isToolName } from './snapshot.ts';
+import { visible } from './text.ts';
 
 export type ApproveForm = 'digests' | 'definitions';
 
-/** The `spec.tools.approved.tools` list for a snapshot, ordered by name as the snapshot is. */
+/**
+ * The `spec.tools.approved.tools` list for a snapshot, ordered by name as the snapshot is.
+ * A tool whose name breaks MCP's tool-name rules is left out: the API refuses such a name, and
+ * drift reports the tool (status.drift.invalidNames) for as long as the server lists it.
+ */
 export function approvedTools(tools: readonly SnapshotTool[], form: ApproveForm): ApprovedTool[] {
-  return tools.map((tool) => {
-    if (form === 'digests') return { name: tool.name, digest: tool.digest, fields: fields(tool) };
-    // Exactly the digested part, so that the approved definition digests to the tool digest.
-    const { name, ...definition } = digestedPart(tool.definition);
-    return { name: name as string, definition: definition as ApprovedTool['definition'] };
-  });
+  return tools
+    .filter((tool) => isToolName(tool.name))
+    .map((tool) => {
+      if (form === 'digests') return { name: tool.name, digest: tool.digest, fields: fields(tool) };
+      // Exactly the digested part, so that the approved definition digests to the tool digest.
+      const { name, ...definition } = digestedPart(tool.definition);
+      return { name: name as string, definition: definition as ApprovedTool['definition'] };
+    });
 }
 
 /** Abbreviated field digests: they only attribute a change the whole digest proves (ADR 0003). */
@@ -53,9 +61,10 @@ export function approvedYaml(
   heading: string,
 ): string {
   const block = { spec: { tools: { approved: { tools: approvedTools(tools, form) } } } };
+  // The heading names what the server reported about itself: a terminal gets it as text.
   const comment = heading
     .split('\n')
-    .map((line) => `# ${line}`)
+    .map((line) => `# ${visible(line)}`)
     .join('\n');
   return `${comment}\n${dump(block, { lineWidth: -1, noRefs: true })}`;
 }
@@ -75,7 +84,7 @@ const DIGEST = Type.String({ pattern: DIGEST_PATTERN });
 const FIELD_DIGEST = Type.Optional(Type.String({ pattern: FIELD_DIGEST_PATTERN }));
 const BaselineSchema = Type.Array(
   Type.Object({
-    name: Type.String({ minLength: 1 }),
+    name: Type.String({ pattern: TOOL_NAME_PATTERN }),
     digest: Type.Optional(DIGEST),
     fields: Type.Optional(
       Type.Object(
@@ -96,7 +105,8 @@ const BASELINE = checker(BaselineSchema);
 /**
  * Read a baseline kept in a ConfigMap key: YAML or JSON in the shape of `approved.tools`.
  * The API server validates inline baselines; this one it never sees, so it is checked here
- * with the same rules (a name, exactly one of digest and definition, no name twice).
+ * with the same rules (a name that follows MCP's rules, exactly one of digest and definition,
+ * no name twice).
  */
 export function parseApprovedTools(text: string, source: string): BaselineTool[] {
   let value: unknown;

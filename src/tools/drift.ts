@@ -15,7 +15,8 @@ import { isDeepStrictEqual } from 'node:util';
 import type { DriftSeverity, DriftStatus } from '../api/v1alpha1/mcpserver.ts';
 import { type DigestField, DIGEST_FIELDS, fieldDigests, toolDigest } from './digest.ts';
 import { type Effect, type SchemaChange, diffSchemas } from './schema-diff.ts';
-import { type SnapshotTool, compareNames } from './snapshot.ts';
+import { type SnapshotTool, compareNames, isToolName } from './snapshot.ts';
+import { shown } from './text.ts';
 
 /** One entry of `spec.tools.approved`: a digest (optionally with field digests) or a definition. */
 export interface BaselineTool {
@@ -53,7 +54,16 @@ export interface Drift {
   changed: ToolChange[];
   /** In spec.tools.allow but not listed. */
   missingAllowed: string[];
+  /**
+   * Listed under a name that breaks MCP's tool-name rules, as listed. Such a tool cannot be
+   * approved (the API refuses the name), so it is never `added`: it is a finding of its own,
+   * with or without a baseline.
+   */
+  invalidNames: string[];
 }
+
+/** Characters of an invalid name that status.drift.invalidNames keeps (visible, then cut). */
+const INVALID_NAME_SHOWN = 64;
 
 const RANK: Record<DriftSeverity, number> = { 'description-only': 0, compatible: 1, breaking: 2 };
 
@@ -62,7 +72,7 @@ export function computeDrift(
   baseline: readonly BaselineTool[] | undefined,
   allow: readonly string[] = [],
 ): Drift {
-  const listed = new Map(tools.map((tool) => [tool.name, tool]));
+  const listed = new Map(tools.filter((t) => isToolName(t.name)).map((t) => [t.name, t]));
   const approved = new Map((baseline ?? []).map((tool) => [tool.name, tool]));
   const changed: ToolChange[] = [];
   for (const entry of approved.values()) {
@@ -75,12 +85,17 @@ export function computeDrift(
     removed: sorted([...approved.keys()].filter((name) => !listed.has(name))),
     changed: changed.sort((a, b) => compareNames(a.name, b.name)),
     missingAllowed: sorted(allow.filter((name) => !listed.has(name))),
+    invalidNames: sorted(tools.map((t) => t.name).filter((name) => !isToolName(name))),
   };
 }
 
 export function isDrifted(drift: Drift): boolean {
   return (
-    drift.added.length + drift.removed.length + drift.changed.length + drift.missingAllowed.length >
+    drift.added.length +
+      drift.removed.length +
+      drift.changed.length +
+      drift.missingAllowed.length +
+      drift.invalidNames.length >
     0
   );
 }
@@ -92,7 +107,13 @@ export function driftStatus(drift: Drift): Omit<DriftStatus, 'since'> {
     removed: drift.removed,
     changed: drift.changed.map(({ name, fields, severity }) => ({ name, fields, severity })),
     missingAllowed: drift.missingAllowed,
+    invalidNames: drift.invalidNames.map(shownInvalidName),
   };
+}
+
+/** An invalid name as status and condition messages show it. */
+export function shownInvalidName(name: string): string {
+  return shown(name, INVALID_NAME_SHOWN);
 }
 
 function sorted(names: string[]): string[] {

@@ -1,11 +1,17 @@
 /**
  * Drift as a person reads it (`mcp-operator diff`): one block per tool, changed tools first.
  * A changed description or title is printed in full, old and new, because that text is what
- * the model reads and rewriting it is how a tool is poisoned ("rug pull").
+ * the model reads and rewriting it is how a tool is poisoned ("rug pull"). Every line goes to
+ * a terminal with its control characters made visible (text.ts), as `approve` prints them:
+ * a `\r` or an escape sequence in a description must not redraw it as the text it replaced.
  */
 
 import type { Drift, TextChange, ToolChange } from './drift.ts';
 import { isDrifted } from './drift.ts';
+import { visible } from './text.ts';
+
+const INVALID_NOTE =
+  "the name breaks MCP's tool-name rules (1 to 128 of A-Z a-z 0-9 _ - .): it cannot be approved";
 
 export function formatDrift(drift: Drift): string {
   if (!isDrifted(drift)) return 'No drift: the listed tools match the approved baseline.\n';
@@ -16,7 +22,8 @@ export function formatDrift(drift: Drift): string {
   for (const name of drift.missingAllowed) {
     lines.push(row('MISSING', name, 'in spec.tools.allow, not listed by the server'));
   }
-  return `${lines.join('\n')}\n`;
+  for (const name of drift.invalidNames) lines.push(row('INVALID', name, INVALID_NOTE));
+  return `${lines.map(visible).join('\n')}\n`;
 }
 
 function summary(drift: Drift): string {
@@ -26,6 +33,7 @@ function summary(drift: Drift): string {
     count(drift.added.length, 'added'),
     count(drift.removed.length, 'removed'),
     count(drift.missingAllowed.length, 'allowlisted but missing'),
+    count(drift.invalidNames.length, "with a name that breaks MCP's tool-name rules"),
   ].filter((part) => part !== '');
   const warning = poisoned > 0 ? ` — ${poisoned} with changed text the model reads` : '';
   return `Drift: ${parts.join(', ')}${warning}.`;
@@ -60,8 +68,13 @@ function quote(sign: string, text: string | undefined): string[] {
   return text.split('\n').map((line) => `     ${sign} ${line}`);
 }
 
-/** An error message as a condition or event shows it: capitalized, ending with a period. */
+/**
+ * An error message as a condition or event shows it: capitalized (unless it starts with a URL,
+ * which reads wrong as `Http://`), ending with a period.
+ */
 export function sentence(text: string): string {
-  const capital = text.charAt(0).toUpperCase() + text.slice(1);
+  const capital = /^[a-z][a-z0-9+.-]*:\/\//.test(text)
+    ? text
+    : text.charAt(0).toUpperCase() + text.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }

@@ -6,7 +6,11 @@
  *   src/discovery/snapshot-configmap.ts stores in the snapshot ConfigMap.
  */
 
-import type { DiscoveryStatus } from '../api/v1alpha1/mcpserver.ts';
+import {
+  type DiscoveryStatus,
+  CAPABILITIES_MAX,
+  TOOL_NAME_PATTERN,
+} from '../api/v1alpha1/mcpserver.ts';
 import {
   type Digest,
   type FieldDigests,
@@ -15,6 +19,7 @@ import {
   toolDigest,
 } from './digest.ts';
 import type { Implementation, Tool } from '../mcp/schemas.ts';
+import { NAME_MAX, shown } from './text.ts';
 
 /** What a server told discovery about itself. */
 export interface Discovery {
@@ -66,6 +71,16 @@ export function takeSnapshot(discovery: Discovery): Snapshot {
   };
 }
 
+const TOOL_NAME = new RegExp(TOOL_NAME_PATTERN);
+
+/**
+ * Whether a name follows MCP's tool-name rules (2025-11-25 server/tools "Tool Names"). Only
+ * such names are stored or approved as names; the others are findings (drift.ts).
+ */
+export function isToolName(name: string): boolean {
+  return TOOL_NAME.test(name);
+}
+
 /** UTF-16 code unit order, the order RFC 8785 sorts keys in (and snapshotDigest uses). */
 export function compareNames(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -83,17 +98,26 @@ const STATUS_DIGEST_HEX = 12;
  * The parts of `status.discovery` a snapshot determines (times, lastError and the ConfigMap
  * name are the caller's). Per tool only its name and abbreviated digest, so that status stays
  * a few KiB for 100 tools (docs/adr/0003); the snapshot digest stays full. Full tool digests
- * and field digests are in the snapshot ConfigMap, which `approve` and `diff` read.
+ * and field digests are in the snapshot ConfigMap, which `approve` and `diff` read. What the
+ * server chose is shown, never stored as is: names that break the rules are left to
+ * status.drift.invalidNames, other text is made visible and bounded (text.ts).
  */
 export function compactStatus(snapshot: Snapshot): CompactDiscovery {
   const info = snapshot.serverInfo;
+  const capabilities = Object.keys(snapshot.capabilities).sort(compareNames);
   return {
     protocolVersion: snapshot.protocolVersion,
-    ...(info === undefined ? {} : { serverInfo: { name: info.name, version: info.version } }),
-    capabilities: Object.keys(snapshot.capabilities).sort(compareNames),
+    ...(info === undefined
+      ? {}
+      : {
+          serverInfo: { name: shown(info.name, NAME_MAX), version: shown(info.version, NAME_MAX) },
+        }),
+    capabilities: capabilities.slice(0, CAPABILITIES_MAX).map((key) => shown(key, NAME_MAX)),
     toolCount: snapshot.tools.length,
     snapshotDigest: snapshot.digest,
-    tools: snapshot.tools.map(({ name, digest }) => ({ name, digest: abbreviate(digest) })),
+    tools: snapshot.tools
+      .filter(({ name }) => isToolName(name))
+      .map(({ name, digest }) => ({ name, digest: abbreviate(digest) })),
   };
 }
 

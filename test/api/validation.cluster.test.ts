@@ -472,6 +472,12 @@ describe('the API server accepts valid MCPServers', () => {
     ['a minimal stdio server', STDIO],
     ['a minimal streamable-http server', HTTP],
     ['a minimal url server', URL_SERVER],
+    // Both session modes scale out: a session stays on its pod, the bridges route to it.
+    ['a stdio server with three replicas', stdio({ replicas: 3 })],
+    [
+      'a Shared stdio server with three replicas',
+      stdio({ replicas: 3, bridge: { sessionMode: 'Shared' } }),
+    ],
     [
       'a url server that says streamable-http',
       { ...URL_SERVER, transport: 'streamable-http', auth: { secretRef: { name: 't' } } },
@@ -638,6 +644,8 @@ describe('kubectl explain', () => {
   it('shows enum values and the default of a field', async () => {
     const text = await explain('mcpservers.spec.bridge.sessionMode');
     expect(text).toContain('ENUM: PerSession Shared');
-    expect(text).toContain('Shared: one process serves every session. Defaults to PerSession.');
+    expect(text).toContain(
+      'Shared: one process per pod serves every session on that pod (with replicas > 1, each pod has its own). Defaults to PerSession.',
+    );
   });
 });

@@ -40,6 +40,27 @@ describe('bridge flags', () => {
     });
   });
 
+  it('reads the replica address and the peers, which go together', () => {
+    const argv = [
+      '--replica-address',
+      '10.1.2.3:8080',
+      '--peers',
+      'srv-peers.ns.svc:8080, [fd00::1]:8080',
+      '--',
+      'x',
+    ];
+    expect(parseBridgeArgs(argv, {}).replicas).toEqual({
+      self: '10.1.2.3:8080',
+      peers: ['srv-peers.ns.svc:8080', '[fd00::1]:8080'],
+    });
+    const refuse = (flags: string[]) => () => parseBridgeArgs([...flags, '--', 'x'], {});
+    expect(refuse(['--peers', 'a:1'])).toThrow('--peers needs --replica-address');
+    expect(refuse(['--replica-address', 'a:1'])).toThrow('--replica-address needs --peers');
+    expect(refuse(['--replica-address', 'a:1', '--peers', 'b'])).toThrow(
+      "invalid value for --peers: 'b' is not host:port",
+    );
+  });
+
   it('takes the server command after --', () => {
     const options = parseBridgeArgs(
       ['--listen', '127.0.0.1:9000', '--', 'npx', '-y', 'server', '--flag'],

@@ -189,6 +189,17 @@ describe('helm template, other value sets', () => {
     }
   });
 
+  it('discovery egress: denied and allowed ranges reach the controller as its flags', async () => {
+    const defaults = configOf(await helm.template(VALUE_SETS.defaults)).discoveryEgress;
+    expect(defaults).toMatchObject({ denied: [], allowed: [] });
+    const egress = { deniedCIDRs: ['10.0.0.0/16', 'fd00::/8'], allowedCIDRs: ['10.0.5.0/24'] };
+    const objects = await helm.template({ discovery: { egress } });
+    expect(configOf(objects).discoveryEgress).toMatchObject({
+      denied: ['10.0.0.0/16', 'fd00::/8'],
+      allowed: ['10.0.5.0/24'],
+    });
+  });
+
   it('air-gapped: operator and bridge images from the mirror, pinned by digest', async () => {
     const objects = await helm.template(VALUE_SETS.airGapped);
     const image = `registry.internal:5000/mcp-operator@${DIGEST}`;
@@ -280,6 +291,11 @@ describe('invalid values are refused with a message that names the mistake', () 
     ['zero replicas', { replicaCount: 0 }, "at '/replicaCount': minimum: got 0, want 1"],
     ['a namespace that cannot exist', { watchNamespaces: ['Team_A'] }, "at '/watchNamespaces/0'"],
     ['a duration without a unit', { resyncPeriod: '600' }, "at '/resyncPeriod'"],
+    [
+      'a discovery egress range that is a name',
+      { discovery: { egress: { deniedCIDRs: ['metadata.google.internal'] } } },
+      "at '/discovery/egress/deniedCIDRs/0'",
+    ],
     [
       'replicas without leader election',
       { replicaCount: 3, leaderElection: { enabled: false } },

@@ -7,6 +7,7 @@ import {
   type StatusInput,
 } from '../../src/controller/ready-status.ts';
 import { metaTime } from '../../src/api/core-v1.ts';
+import { MESSAGE_MAX } from '../../src/tools/text.ts';
 
 const T0 = new Date('2026-03-01T10:00:00.250Z');
 const T1 = new Date('2026-03-01T10:05:00.000Z');
@@ -55,6 +56,15 @@ describe('computeStatus', () => {
       reason: 'CrashLoopBackOff',
       lastTransitionTime: metaTime(T0),
     });
+  });
+
+  it('bounds the Ready message and shows the control characters of the text it embeds', () => {
+    // A url server's Ready quotes discovery, a pod's quotes the kubelet and the registry.
+    const quoted = `pull failed: \u001b[2J${'x'.repeat(40_000)}`;
+    const readiness: Readiness = { status: 'False', reason: 'ImagePullBackOff', message: quoted };
+    const { message } = computeStatus(input({ readiness })).conditions[0]!;
+    expect(message.length).toBeLessThanOrEqual(MESSAGE_MAX);
+    expect(message).toMatch(/^pull failed: \\e\[2Jxxx.*… \(\d+ more characters\)$/);
   });
 
   it('moves lastTransitionTime when the status changes', () => {

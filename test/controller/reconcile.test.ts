@@ -13,6 +13,7 @@ import { PendingWrites } from '../../src/controller/pending.ts';
 import { Reconciler } from '../../src/controller/reconcile.ts';
 import { endpointOf } from '../../src/controller/render/render.ts';
 import { snapshotWriter } from '../../src/controller/snapshot-writer.ts';
+import { egressPolicy } from '../../src/discovery/egress.ts';
 import { DiscoveryService } from '../../src/discovery/service.ts';
 import {
   CONFIG_MAP,
@@ -57,6 +58,7 @@ async function reconcilerFor(spec: MCPServerSpec) {
     secretVersion: () => undefined,
     enqueue: () => undefined,
     log,
+    egress: egressPolicy({ inCluster: false, denied: [], allowed: [] }),
     endpoint: endpointOf,
   });
   stops.push(

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discover, type DiscoveryOptions } from '../../src/discovery/client.ts';
 import { OperatorError, type ErrorCode } from '../../src/errors.ts';
 import {
@@ -11,18 +11,8 @@ import {
   startHttp,
   startModern,
   startScripted,
+  track,
 } from './servers.ts';
-
-const open: Running[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
-
-async function track<T extends Running>(server: Promise<T>): Promise<T> {
-  const running = await server;
-  open.push(running);
-  return running;
-}
 
 /** Runs discovery expecting it to fail; returns the error and how long it took. */
 async function failure(options: DiscoveryOptions): Promise<{ error: OperatorError; ms: number }> {
@@ -225,7 +215,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
     await expectFailure(
       { url: server.url },
       'MCPOP_DISCOVERY_HTTP_STATUS',
-      /^HTTP 500 from .* for server\/discover: database on fire$/,
+      /^HTTP 500 from .* for server\/discover \(text\/plain body of 16 bytes, not shown\): check that the URL is the MCP endpoint/,
     );
   });
 
@@ -350,7 +340,7 @@ describe('hostile and broken servers end as a clear error within the budget', ()
     );
     await expectFailure(
       { url: server.url, token: 't' },
-      'MCPOP_DISCOVERY_HTTP_STATUS',
+      'MCPOP_DISCOVERY_REDIRECT',
       /HTTP 307 .*redirected to http:\/\/example.com\/mcp/,
     );
   });
@@ -434,7 +424,7 @@ describe('choosing between 2026-07-28 and the handshake', () => {
     await expectFailure(
       { url: running.url },
       'MCPOP_DISCOVERY_HTTP_STATUS',
-      /HTTP 400 .*Header mismatch/,
+      /HTTP 400 .* \(application\/json body of 76 bytes with JSON-RPC error -32020, not shown\)/,
     );
     expect(seen).toEqual(['server/discover']);
   });

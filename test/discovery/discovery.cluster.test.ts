@@ -27,6 +27,7 @@ import {
   hostile,
   sdkListTools,
   startEverything,
+  startHttp,
   startModern,
 } from './servers.ts';
 
@@ -167,7 +168,16 @@ describe('hostile and broken servers', () => {
         server: hostile.failing(),
         reason: 'Failed',
         message:
-          /^HTTP 500 from http:\/\/127\.0\.0\.1:\d+\/mcp for server\/discover: database on fire\.$/,
+          /^HTTP 500 from http:\/\/127\.0\.0\.1:\d+\/mcp for server\/discover \(text\/plain body of 16 bytes, not shown\): check that the URL is the MCP endpoint of a Streamable HTTP server, and that server's own logs\.$/,
+      },
+      {
+        // Before the operator bounded it, this message made the API server refuse the status
+        // write as a whole: Discovered stayed Pending and Ready was never written.
+        name: 'huge-error',
+        server: hostile.hugeRpcError(),
+        reason: 'Failed',
+        message:
+          /^http:\/\/127\.0\.0\.1:\d+\/mcp answered initialize with JSON-RPC error -32603: boom\\e\[2Jx{40}.{0,160}… \(\d+ more characters\)\.$/,
       },
       {
         name: 'invalid-json',
@@ -233,6 +243,69 @@ describe('hostile and broken servers', () => {
       fieldSelector: 'involvedObject.name=fifty-mb,reason=DiscoveryFailed',
     });
     expect(events.items).toHaveLength(1);
+    const told = await k.core.listNamespacedEvent({
+      namespace: ns.name,
+      fieldSelector: 'involvedObject.name=huge-error,reason=DiscoveryFailed',
+    });
+    expect(told.items[0]?.message).toMatch(/JSON-RPC error -32603: boom\\e\[2Jx/);
+    expect(told.items[0]?.message?.length).toBeLessThanOrEqual(1024);
+  });
+
+  it('a server with poisoned tool names: findings in status, shown as text, none stored as a name', async () => {
+    const server = await serve(hostile.poisonedNames());
+    await k.create('poisoned', { url: server.url });
+    const found = await waitForCondition(k, 'poisoned', 'Drifted', 'True', 'ToolsChanged');
+    expect(found.status?.discovery?.toolCount).toBe(12);
+    expect(found.status?.discovery?.tools?.map((t) => t.name)).toEqual(['fine']);
+    expect(found.status?.drift?.invalidNames).toHaveLength(11);
+    expect(found.status?.drift?.invalidNames).toContain('evil\\e[2J');
+    expect(conditionOf(found, 'Drifted')?.message).toContain(
+      "Names that break MCP's tool-name rules, which cannot be approved: '0nnnn",
+    );
+    expect(JSON.stringify(found.status)).not.toMatch(/\\u001b/);
+    expect(conditionOf(found, 'Ready')).toMatchObject({ status: 'True', reason: 'External' });
+  });
+});
+
+describe('the discovery egress policy', () => {
+  const other = useNamespace('disc-egress', kc);
+  const ko = cluster(kc, () => other.name);
+  let guarded: Manager;
+
+  beforeAll(async () => {
+    guarded = await startOperator(other.name, [
+      '--discovery-denied-cidrs=127.0.0.0/8',
+      '--discovery-allowed-cidrs=127.0.0.2/32',
+    ]);
+  });
+  afterAll(() => guarded?.stop());
+
+  it('refuses a URL by the address it resolves to, sends nothing, and allows the exception', async () => {
+    let requests = 0;
+    const denied = await serve(
+      startHttp((_req, res) => {
+        requests++;
+        res.writeHead(500).end();
+      }),
+    );
+    const { port } = new URL(denied.url);
+    await ko.create('metadata-like', { url: `http://localhost:${port}/mcp` });
+    const refused = await waitForCondition(
+      ko,
+      'metadata-like',
+      'Discovered',
+      'False',
+      'EgressDenied',
+    );
+    expect(conditionOf(refused, 'Discovered')?.message).toBe(
+      `Discovery does not connect to http://localhost:${port}/mcp: localhost (127.0.0.1) is in 127.0.0.0/8 (denied by --discovery-denied-cidrs), which the operator's egress policy denies; if the server is meant to be reached there, the operator's administrator can allow the range (--discovery-allowed-cidrs, chart value discovery.egress.allowedCIDRs).`,
+    );
+    expect(requests).toBe(0);
+
+    const allowed = await serve(startModern(() => [fixtureTool('fine')], { host: '127.0.0.2' }));
+    await ko.create('allowed', { url: allowed.url });
+    const found = await waitForCondition(ko, 'allowed', 'Discovered', 'True');
+    expect(found.status?.discovery?.tools?.map((t) => t.name)).toEqual(['fine']);
   });
 });
 

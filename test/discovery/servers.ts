@@ -21,26 +21,40 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
+import { afterEach } from 'vitest';
 
 export interface Running {
   url: string;
   close(): Promise<void>;
 }
 
+const tracked: Running[] = [];
+afterEach(async () => {
+  await Promise.all(tracked.splice(0).map((server) => server.close()));
+});
+
+/** The server once it runs; closed after the test. */
+export async function track<T extends Running>(server: Promise<T>): Promise<T> {
+  const running = await server;
+  tracked.push(running);
+  return running;
+}
+
 export async function startHttp(
   handler: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>,
+  host = '127.0.0.1',
 ): Promise<Running & { server: Server }> {
   const server = createServer((req, res) => {
     Promise.resolve(handler(req, res)).catch((error: unknown) => {
       res.destroy(error as Error);
     });
   });
-  server.listen(0, '127.0.0.1');
+  server.listen(0, host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   return {
     server,
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://${host}:${port}/mcp`,
     async close() {
       server.closeAllConnections();
       server.close();
@@ -61,7 +75,7 @@ export interface ToolFixture {
 
 export async function startModern(
   tools: () => readonly ToolFixture[],
-  options: { token?: string } = {},
+  options: { token?: string; host?: string } = {},
 ): Promise<Running> {
   const handler = createMcpHandler(() => {
     const server = new McpServer({ name: 'fixture', version: '1.2.3' });
@@ -87,7 +101,7 @@ export async function startModern(
       return;
     }
     await node(req, res);
-  });
+  }, options.host);
   return {
     url: running.url,
     async close() {
@@ -238,6 +252,29 @@ export const hostile = {
   failing: () =>
     startHttp((_req, res) => {
       res.writeHead(500, { 'content-type': 'text/plain' }).end('database on fire');
+    }),
+  /** A legacy server whose initialize answer is a JSON-RPC error of 40,000 characters. */
+  hugeRpcError: () =>
+    startScripted({
+      page: () => ({ tools: [] }),
+      override(message, res) {
+        if (message.method !== 'initialize') return false;
+        const error = { code: -32603, message: `boom\u001b[2J${'x'.repeat(40_000)}` };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error }));
+        return true;
+      },
+    }),
+  /** Tools named with an escape sequence and ten names of 4,000 characters, besides a fine one. */
+  poisonedNames: () =>
+    startScripted({
+      page: () => ({
+        tools: [
+          fixtureTool('fine'),
+          fixtureTool('evil\u001b[2J'),
+          ...Array.from({ length: 10 }, (_, i) => fixtureTool(`${i}${'n'.repeat(3_999)}`)),
+        ],
+      }),
     }),
   /** JSON that stops in the middle. */
   invalidJson: () =>

@@ -85,6 +85,14 @@ describe('approve', () => {
     ).toBe(true);
   });
 
+  it('leaves out a tool whose name the API would refuse, and shows a heading as text', () => {
+    const listed = snapshotOf(plain, { ...plain, name: 'evil\u001b[2J' });
+    expect(approvedTools(listed, 'digests').map((t) => t.name)).toEqual(['plain']);
+    const yaml = approvedYaml(listed, 'definitions', 'server evil\u001b]0;owned\u0007 1.0');
+    expect(yaml).not.toMatch(/[^\P{Cc}\n]/u);
+    expect(yaml.startsWith('# server evil\\e]0;owned\\a 1.0\nspec:')).toBe(true);
+  });
+
   it('patches the list in and clears a ConfigMap reference', () => {
     expect(approvedMergePatch(tools, 'digests')).toEqual({
       spec: {
@@ -127,6 +135,11 @@ describe('parseApprovedTools', () => {
       'a field that is not digested',
       `- {name: x, digest: "${digest}", fields: {icons: "sha256:0123456789ab"}}`,
       /invalid: \/0\/fields\/icons: Unexpected property/,
+    ],
+    [
+      "a name that breaks MCP's tool-name rules",
+      `- {name: "has space", digest: "${digest}"}`,
+      /invalid: \/0\/name: Expected string to match/,
     ],
     [
       'a name twice',

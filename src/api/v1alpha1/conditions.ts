@@ -49,6 +49,8 @@ export const DiscoveredReason = {
   Unauthorized: 'Unauthorized',
   /** The server did not answer within spec.discovery.timeout. */
   TimedOut: 'TimedOut',
+  /** The URL resolves to an address the operator's discovery egress policy denies. */
+  EgressDenied: 'EgressDenied',
 } as const;
 export type DiscoveredReason = (typeof DiscoveredReason)[keyof typeof DiscoveredReason];
 

@@ -90,7 +90,7 @@ const Bridge = Type.Object(
     sessionMode: Type.Optional(
       StringEnum(SESSION_MODES, {
         description:
-          'PerSession: one server process per MCP session (isolated state). Shared: one process serves every session.',
+          'PerSession: one server process per MCP session (isolated state). Shared: one process per pod serves every session on that pod (with replicas > 1, each pod has its own).',
         default: DEFAULTS.bridge.sessionMode,
       }),
     ),
@@ -291,7 +291,7 @@ export const MCPServerSpec = Type.Object(
     resources: Type.Optional(ResourceRequirements),
     replicas: Type.Optional(
       Type.Integer({
-        description: `Number of server pods. Defaults to ${DEFAULTS.replicas}.`,
+        description: `Number of server pods. Defaults to ${DEFAULTS.replicas}. A stdio server scales out as it is: each session lives on the pod that opened it, and a request that the Service sends to another pod is forwarded there by its bridge, so clients need no session affinity.`,
         minimum: 0,
         maximum: 100,
       }),

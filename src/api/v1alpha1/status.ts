@@ -4,20 +4,41 @@
  */
 
 import { Type, type Static } from '@sinclair/typebox';
-import { Condition } from '../core-v1.ts';
+import { CONDITION_MESSAGE_MAX, Condition } from '../core-v1.ts';
 import { StringEnum } from '../schema.ts';
-import { DIGEST_PATTERN, FIELD_DIGEST_PATTERN, TOOL_FIELDS } from './tools.ts';
+import {
+  DIGEST_PATTERN,
+  FIELD_DIGEST_PATTERN,
+  MAX_TOOLS,
+  TOOL_FIELDS,
+  TOOL_NAME_MAX,
+  TOOL_NAME_PATTERN,
+} from './tools.ts';
 
 export const DRIFT_SEVERITIES = ['breaking', 'compatible', 'description-only'] as const;
 
 const Time = (description: string) => Type.String({ description, format: 'date-time' });
 
+/**
+ * Everything in status that a server chose (names, versions, capability keys, error text) is
+ * bounded here as well as in the operator, which makes control characters visible and cuts
+ * long text (src/tools/text.ts): a status write the API server refuses would take Ready
+ * and every other condition down with it. Tool names are only ever ones that follow MCP's
+ * rules; a name that breaks them is reported in status.drift.invalidNames instead.
+ */
+export const SERVER_TEXT_MAX = TOOL_NAME_MAX;
+/** MCP defines six server capabilities; room for experimental ones, not for a flood. */
+export const CAPABILITIES_MAX = 32;
+
+const ToolNameField = (description: string) =>
+  Type.String({ description, maxLength: TOOL_NAME_MAX, pattern: TOOL_NAME_PATTERN });
+
 const ToolNames = (description: string) =>
-  Type.Array(Type.String({ description: 'A tool name.' }), { description });
+  Type.Array(ToolNameField('A tool name.'), { description, maxItems: MAX_TOOLS });
 
 const DiscoveredTool = Type.Object(
   {
-    name: Type.String({ description: 'Tool name as the server lists it.' }),
+    name: ToolNameField('Tool name as the server lists it.'),
     digest: Type.String({
       description:
         'SHA-256 of the whole tool (name and every compared field), abbreviated to 12 hex digits: enough to see which tools changed between two reads. The snapshot ConfigMap has it in full, with per-field digests.',
@@ -49,20 +70,32 @@ const DiscoveryStatus = Type.Object(
       ),
     ),
     protocolVersion: Type.Optional(
-      Type.String({ description: 'MCP protocol version negotiated with the server.' }),
+      Type.String({
+        description: 'MCP protocol version negotiated with the server.',
+        maxLength: SERVER_TEXT_MAX,
+      }),
     ),
     serverInfo: Type.Optional(
       Type.Object(
         {
-          name: Type.Optional(Type.String({ description: 'Server name it reports.' })),
-          version: Type.Optional(Type.String({ description: 'Server version it reports.' })),
+          name: Type.Optional(
+            Type.String({ description: 'Server name it reports.', maxLength: SERVER_TEXT_MAX }),
+          ),
+          version: Type.Optional(
+            Type.String({ description: 'Server version it reports.', maxLength: SERVER_TEXT_MAX }),
+          ),
         },
-        { description: 'What the server says it is (serverInfo of the initialize result).' },
+        {
+          description:
+            'What the server says it is (serverInfo of the initialize result), with control characters shown as escapes such as \\e and long values cut.',
+        },
       ),
     ),
     capabilities: Type.Optional(
-      Type.Array(Type.String({ description: 'A capability name.' }), {
-        description: 'Capabilities the server declares, such as tools, resources, prompts.',
+      Type.Array(Type.String({ description: 'A capability name.', maxLength: SERVER_TEXT_MAX }), {
+        description:
+          'Capabilities the server declares, such as tools, resources, prompts (at most 32 are recorded).',
+        maxItems: CAPABILITIES_MAX,
       }),
     ),
     toolCount: Type.Optional(
@@ -76,16 +109,24 @@ const DiscoveryStatus = Type.Object(
       }),
     ),
     tools: Type.Optional(
-      Type.Array(DiscoveredTool, { description: 'The tools, in compact form.' }),
+      Type.Array(DiscoveredTool, {
+        description:
+          "The tools whose names follow MCP's tool-name rules, in compact form (the others are in status.drift.invalidNames).",
+        maxItems: MAX_TOOLS,
+      }),
     ),
     snapshotConfigMap: Type.Optional(
       Type.String({
         description:
           'Name of the ConfigMap holding the last snapshot: every tool definition as listed, with its full digest and per-field digests. Absent when the snapshot did not fit (see the Discovered condition).',
+        maxLength: 253,
       }),
     ),
     lastError: Type.Optional(
-      Type.String({ description: 'Why the last discovery failed; empty after a success.' }),
+      Type.String({
+        description: 'Why the last discovery failed; empty after a success.',
+        maxLength: CONDITION_MESSAGE_MAX,
+      }),
     ),
   },
   { description: 'What the last discovery found.' },
@@ -93,7 +134,7 @@ const DiscoveryStatus = Type.Object(
 
 const ChangedTool = Type.Object(
   {
-    name: Type.String({ description: 'Tool name.' }),
+    name: ToolNameField('Tool name.'),
     fields: Type.Array(
       StringEnum(TOOL_FIELDS, { description: 'A field of the tool definition.' }),
       { description: 'Fields that differ from the approved definition.' },
@@ -111,10 +152,27 @@ const DriftStatus = Type.Object(
     added: Type.Optional(ToolNames('Tools the server lists that are not approved.')),
     removed: Type.Optional(ToolNames('Approved tools the server no longer lists.')),
     changed: Type.Optional(
-      Type.Array(ChangedTool, { description: 'Approved tools whose definition changed.' }),
+      Type.Array(ChangedTool, {
+        description: 'Approved tools whose definition changed.',
+        maxItems: MAX_TOOLS,
+      }),
     ),
     missingAllowed: Type.Optional(
       ToolNames('Tools in spec.tools.allow that the server no longer lists.'),
+    ),
+    invalidNames: Type.Optional(
+      Type.Array(
+        Type.String({
+          description:
+            'A name as the server lists it, with control characters shown as escapes such as \\e and cut after 64 characters.',
+          maxLength: SERVER_TEXT_MAX,
+        }),
+        {
+          description:
+            "Tools whose names break MCP's tool-name rules (1 to 128 of A-Z, a-z, 0-9, _, - and .): they cannot be approved, so under driftPolicy Enforce the bridge hides them, and an agent may mishandle them.",
+          maxItems: MAX_TOOLS,
+        },
+      ),
     ),
     since: Type.Optional(Time('When the current drift was first seen.')),
   },

@@ -27,9 +27,12 @@ export const TOOL_FIELDS = [
 export const DIGEST_PATTERN = '^sha256:[0-9a-f]{64}$';
 
 /** Tool names, MCP 2025-11-25 server/tools "Tool Names": 1-128 of A-Z a-z 0-9 _ - . */
-const TOOL_NAME_MAX = 128;
+export const TOOL_NAME_MAX = 128;
 const TOOL_NAME_CHARS = '^[A-Za-z0-9_.-]*$';
-const MAX_TOOLS = 1000;
+/** The same rule as one pattern, for names the operator writes (status) and checks (discovery). */
+export const TOOL_NAME_PATTERN = `^[A-Za-z0-9_.-]{1,${TOOL_NAME_MAX}}$`;
+/** Most tools a baseline approves, an allowlist lists or discovery records. */
+export const MAX_TOOLS = 1000;
 /** ConfigMap and Secret keys: at most 253 characters (core/v1 validation). */
 export const CONFIG_KEY_MAX = 253;
 

@@ -18,6 +18,7 @@ import type {
 import { DEFAULTS } from '../../api/v1alpha1/mcpserver.ts';
 import {
   BRIDGE_MOUNT_PATH,
+  BRIDGE_POD_IP_ENV,
   BRIDGE_VOLUME_NAME,
   bridgeArgs,
   installArgs,
@@ -161,6 +162,9 @@ export function bridgeSettings(server: StoredMCPServer): BridgeSettings {
         }
       : {}),
     supervisorDir: BRIDGE_MOUNT_PATH,
+    // Always, whatever spec.replicas says: the pod template stays the same when it is scaled.
+    replicaAddress: `$(${BRIDGE_POD_IP_ENV}):${effectivePort(server)}`,
+    peers: `${objectNames(server).peerService}.${server.metadata.namespace}.svc:${effectivePort(server)}`,
   };
 }
 
@@ -236,6 +240,7 @@ export function stdioParts(server: StoredMCPServer, options: RenderOptions): Pod
     name: BRIDGE_CONTAINER,
     ...ours,
     command: [OPERATOR_BINARY, 'bridge', ...bridgeArgs(bridgeSettings(server))],
+    env: [{ name: BRIDGE_POD_IP_ENV, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
     ports: mcpPort(effectivePort(server)),
     readinessProbe: httpProbe('/readyz', 5),
     livenessProbe: httpProbe('/healthz', 10),

@@ -9,6 +9,7 @@ import type {
   V1Deployment,
   V1Service,
   V1ServiceAccount,
+  V1ServiceSpec,
 } from '@kubernetes/client-node';
 import { MCP_PORT_NAME, effectivePath, effectivePort } from './containers.ts';
 import { objectMeta, selectorLabels } from './metadata.ts';
@@ -47,13 +48,18 @@ function deployment(
   };
 }
 
-function service(server: StoredMCPServer): V1Service {
+/** A Service of the server's pods on the MCP port; `spec` says what kind. */
+function service(
+  server: StoredMCPServer,
+  name: string,
+  spec: Pick<V1ServiceSpec, 'type' | 'clusterIP' | 'publishNotReadyAddresses'>,
+): V1Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: objectMeta(server, objectNames(server).service),
+    metadata: objectMeta(server, name),
     spec: {
-      type: 'ClusterIP',
+      ...spec,
       selector: selectorLabels(server),
       ports: [
         {
@@ -66,6 +72,19 @@ function service(server: StoredMCPServer): V1Service {
       ],
     },
   };
+}
+
+/**
+ * The bridges of a stdio server find each other through this headless Service: its name
+ * resolves to every pod, ready or not (a pod that is not ready may still hold sessions, and
+ * a shutting-down one finishes its requests), and the bridge forwards a request for another
+ * replica's session there (src/bridge/replicas.ts, docs/adr/0007).
+ */
+function peerService(server: StoredMCPServer): V1Service {
+  return service(server, objectNames(server).peerService, {
+    clusterIP: 'None',
+    publishNotReadyAddresses: true,
+  });
 }
 
 function serviceAccount(server: StoredMCPServer): V1ServiceAccount {
@@ -87,7 +106,8 @@ export function render(
   return [
     ...(server.spec.pod?.serviceAccountName === undefined ? [serviceAccount(server)] : []),
     ...(isEnforced(server) ? [policyConfigMap(server, resolved.approvedTools)] : []),
-    service(server),
+    service(server, objectNames(server).service, { type: 'ClusterIP' }),
+    ...(server.spec.transport === 'stdio' ? [peerService(server)] : []),
     deployment(server, options, resolved),
   ];
 }

@@ -7,6 +7,7 @@
 import {
   CoreV1Api,
   CustomObjectsApi,
+  DiscoveryV1Api,
   KubernetesObjectApi,
   PatchStrategy,
   type KubernetesObject,
@@ -17,7 +18,8 @@ import { API_GROUP, FIELD_MANAGER, PLURAL } from '../../../src/api/names.ts';
 import { API_VERSION, VERSION, type MCPServerSpec } from '../../../src/api/v1alpha1/mcpserver.ts';
 import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
 import { render } from '../../../src/controller/render/render.ts';
-import { kubeConfig, useNamespace } from '../../cluster/testing.ts';
+import { BRIDGE_CONTAINER } from '../../../src/controller/render/containers.ts';
+import { kubeConfig, useNamespace, waitFor } from '../../cluster/testing.ts';
 import { installCrd } from '../../api/install-crd.ts';
 import { OPTIONS } from './fixtures.ts';
 
@@ -122,5 +124,63 @@ describe.each(SERVERS)('rendered objects of a %s server', (transport, spec) => {
         );
       }
     }
+  });
+});
+
+describe('a stdio server with three replicas', () => {
+  it("has three pods, and its bridges' peer Service lists every one of them", async () => {
+    const server = await createServer('scaled', {
+      image: 'node:24-slim',
+      transport: 'stdio',
+      command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
+      replicas: 3,
+      bridge: { sessionMode: 'Shared' },
+    });
+    for (const object of render(server, OPTIONS)) await apply(object);
+    const core = kc.makeApiClient(CoreV1Api);
+    const peers = await core.readNamespacedService({ name: 'scaled-peers', namespace: ns.name });
+    expect(peers.spec).toMatchObject({
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: { 'app.kubernetes.io/name': 'mcp-server', 'app.kubernetes.io/instance': 'scaled' },
+      ports: [{ name: 'mcp', port: 8080, targetPort: 'mcp', protocol: 'TCP' }],
+    });
+
+    // kwok plays the kubelet: the pods get IPs, and the EndpointSlice controller lists them.
+    const podIps = await waitFor('three pods with an IP', async () => {
+      const pods = await core.listNamespacedPod({
+        namespace: ns.name,
+        labelSelector: 'app.kubernetes.io/instance=scaled',
+      });
+      const ips = pods.items.map((pod) => pod.status?.podIP).filter((ip) => ip !== undefined);
+      return ips.length === 3 ? ips.sort() : undefined;
+    });
+    const discovery = kc.makeApiClient(DiscoveryV1Api);
+    const listed = await waitFor('the peer Service to list the three pods', async () => {
+      const slices = await discovery.listNamespacedEndpointSlice({
+        namespace: ns.name,
+        labelSelector: 'kubernetes.io/service-name=scaled-peers',
+      });
+      const addresses = slices.items.flatMap((slice) =>
+        (slice.endpoints ?? []).flatMap((endpoint) => endpoint.addresses),
+      );
+      return addresses.length === 3 ? addresses.sort() : undefined;
+    });
+    expect(listed).toEqual(podIps);
+
+    const pod = (
+      await core.listNamespacedPod({
+        namespace: ns.name,
+        labelSelector: 'app.kubernetes.io/instance=scaled',
+      })
+    ).items[0]!;
+    const bridge = pod.spec?.containers.find((c) => c.name === BRIDGE_CONTAINER);
+    expect(bridge?.env).toContainEqual({
+      name: 'MCP_BRIDGE_POD_IP',
+      valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } },
+    });
+    const args = bridge?.command ?? [];
+    expect(args[args.indexOf('--replica-address') + 1]).toBe('$(MCP_BRIDGE_POD_IP):8080');
+    expect(args[args.indexOf('--peers') + 1]).toBe(`scaled-peers.${ns.name}.svc:8080`);
   });
 });

@@ -1,6 +1,7 @@
 import type { V1Service, V1ServiceAccount } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { BRIDGE_MOUNT_PATH, BRIDGE_VOLUME_NAME } from '../../../src/bridge/pod-contract.ts';
+import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
 import { endpointOf, render } from '../../../src/controller/render/render.ts';
 import {
   OPTIONS,
@@ -34,8 +35,14 @@ describe('render: which objects', () => {
     expect(render(mcpServer({ url: 'https://mcp.example.com/mcp' }), OPTIONS)).toEqual([]);
   });
 
-  it('renders ServiceAccount, Service and Deployment for an image server, in apply order', () => {
+  it('renders ServiceAccount, Services and Deployment for an image server, in apply order', () => {
     expect(kinds(render(stdio(), OPTIONS))).toEqual([
+      'ServiceAccount/everything',
+      'Service/everything',
+      'Service/everything-peers',
+      'Deployment/everything',
+    ]);
+    expect(kinds(render(streamableHttp(), OPTIONS))).toEqual([
       'ServiceAccount/everything',
       'Service/everything',
       'Deployment/everything',
@@ -157,6 +164,54 @@ describe('render: stdio server', () => {
     expect(containerOf(spec, 'bridge').imagePullPolicy).toBe('Always');
     expect(containerOf(spec, 'bridge-install').imagePullPolicy).toBe('Always');
     expect(containerOf(spec, 'server').imagePullPolicy).toBeUndefined();
+  });
+});
+
+describe('render: replicas of a stdio server', () => {
+  const peersOf = (server: StoredMCPServer) =>
+    render(server, OPTIONS).find((o) => o.metadata?.name?.endsWith('-peers')) as V1Service;
+
+  it('adds a headless Service that lists every pod, ready or not, for the bridges', () => {
+    expect(peersOf(stdio({ replicas: 3 }))).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'everything-peers', namespace: 'team-a', labels: LABELS },
+      spec: {
+        clusterIP: 'None',
+        publishNotReadyAddresses: true,
+        selector: {
+          'app.kubernetes.io/name': 'mcp-server',
+          'app.kubernetes.io/instance': 'everything',
+        },
+        ports: [
+          { name: 'mcp', port: 8080, targetPort: 'mcp', protocol: 'TCP', appProtocol: 'http' },
+        ],
+      },
+    });
+  });
+
+  it("tells each bridge its own address (the pod IP) and its peers' Service", () => {
+    const bridge = containerOf(podSpecOf(stdio({ port: 9000 })), 'bridge');
+    expect(flag(bridge.command, '--peers')).toBe('everything-peers.team-a.svc:9000');
+    expect(flag(bridge.command, '--replica-address')).toBe('$(MCP_BRIDGE_POD_IP):9000');
+    expect(bridge.env).toEqual([
+      { name: 'MCP_BRIDGE_POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+    ]);
+  });
+
+  it('renders one pod template for every replica count, so scaling restarts nothing', () => {
+    const template = (replicas: number) => deploymentOf(stdio({ replicas })).spec?.template;
+    expect(template(3)).toEqual(template(1));
+  });
+
+  it('keeps the peer Service name a DNS label for the longest server name', () => {
+    const longest = 'a'.repeat(63);
+    const name = peersOf(mcpServer({ ...stdio().spec }, longest)).metadata?.name ?? '';
+    expect(name).toMatch(/^[a-z]([-a-z0-9]*[a-z0-9])?$/);
+    expect(name.length).toBeLessThanOrEqual(63);
+    expect(name.endsWith('-peers')).toBe(true);
+    const other = peersOf(mcpServer({ ...stdio().spec }, `${'a'.repeat(62)}b`)).metadata?.name;
+    expect(other).not.toBe(name);
   });
 });
 

@@ -1,0 +1,179 @@
+/**
+ * The discovery egress policy: which addresses it denies by default, in a pod and outside one,
+ * and the real discover() against real servers on loopback through the guarded dispatcher:
+ * refused by resolved address (a name, an IPv4-mapped IPv6 literal, a decimal IPv4 literal),
+ * with nothing sent, and every new connection checked again (DNS rebinding).
+ */
+
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { parseControllerConfig } from '../../src/controller/config.ts';
+import { discover } from '../../src/discovery/client.ts';
+import {
+  type EgressSettings,
+  EgressGuard,
+  egressPolicy,
+  guardedDispatcher,
+} from '../../src/discovery/egress.ts';
+import { OperatorError } from '../../src/errors.ts';
+import { type Running, fixtureTool, startModern, track } from './servers.ts';
+
+const OUTSIDE: EgressSettings = { inCluster: false, denied: [], allowed: [] };
+const IN_POD: EgressSettings = {
+  inCluster: true,
+  apiServerAddress: '10.96.0.1',
+  denied: [],
+  allowed: [],
+};
+
+const guard = (settings: EgressSettings) => new EgressGuard(egressPolicy(settings));
+
+describe('the policy', () => {
+  it('denies link-local and cloud metadata addresses wherever the operator runs', () => {
+    for (const settings of [OUTSIDE, IN_POD]) {
+      const g = guard(settings);
+      expect(g.refusal('169.254.169.254')?.cidr).toBe('169.254.0.0/16');
+      expect(g.refusal('fd00:ec2::254')?.cidr).toBe('fd00:ec2::254/128');
+      expect(g.refusal('fe80::1')?.cidr).toBe('fe80::/10');
+      expect(g.refusal('100.100.100.200')?.cidr).toBe('100.100.100.200/32');
+      expect(g.refusal('::ffff:169.254.169.254')?.cidr).toBe('169.254.0.0/16');
+      expect(g.refusal('10.1.2.3')).toBeUndefined();
+      expect(g.refusal('2001:db8::1')).toBeUndefined();
+    }
+  });
+
+  it("in a pod also denies loopback, 0.0.0.0 and the API server's Service address", () => {
+    const g = guard(IN_POD);
+    for (const address of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '0.0.0.0', '::']) {
+      expect(g.refusal(address), address).toBeDefined();
+    }
+    expect(g.refusal('10.96.0.1')?.why).toBe("the API server's Service");
+    expect(g.refusal('10.96.0.2')).toBeUndefined();
+    expect(guard(OUTSIDE).refusal('127.0.0.1')).toBeUndefined();
+  });
+
+  it('adds the configured ranges, and an allowed range wins over every denied one', () => {
+    const g = guard({
+      ...IN_POD,
+      denied: ['10.0.0.0/8'],
+      allowed: ['127.0.0.2/32', '10.5.0.0/16'],
+    });
+    expect(g.refusal('10.1.2.3')?.why).toBe('denied by --discovery-denied-cidrs');
+    expect(g.refusal('10.5.0.9')).toBeUndefined();
+    expect(g.refusal('127.0.0.2')).toBeUndefined();
+    expect(g.refusal('127.0.0.1')).toBeDefined();
+  });
+
+  it('comes from flags or the environment, in a pod when KUBERNETES_SERVICE_HOST is set', () => {
+    const config = parseControllerConfig(['--discovery-allowed-cidrs=127.0.0.2/32, fd00::/8'], {
+      KUBERNETES_SERVICE_HOST: '10.96.0.1',
+      MCP_OPERATOR_DISCOVERY_DENIED_CIDRS: '192.168.0.0/16',
+    });
+    expect(config.discoveryEgress).toEqual({
+      inCluster: true,
+      apiServerAddress: '10.96.0.1',
+      denied: ['192.168.0.0/16'],
+      allowed: ['127.0.0.2/32', 'fd00::/8'],
+    });
+    expect(() => parseControllerConfig(['--discovery-denied-cidrs=10.0.0.0/33'], {})).toThrow(
+      "invalid value for --discovery-denied-cidrs: '10.0.0.0/33' is not an address range such as 10.0.0.0/8 or fd00::/8",
+    );
+    expect(() => parseControllerConfig(['--discovery-allowed-cidrs=metadata'], {})).toThrow(
+      /'metadata' is not an address range/,
+    );
+  });
+});
+
+/** A server on `host` (and `port`, or one the kernel picks) that counts the requests it gets. */
+async function counting(host: string, port = 0): Promise<Running & { requests(): number }> {
+  let requests = 0;
+  const server: Server = createServer((_req, res) => {
+    requests++;
+    res.writeHead(500, { connection: 'close' }).end();
+  });
+  server.listen(port, host);
+  await once(server, 'listening');
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host}:${bound}/mcp`,
+    requests: () => requests,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+async function refusal(url: string, dispatcher: ReturnType<typeof guardedDispatcher>) {
+  const error: unknown = await discover({ url, dispatcher, timeoutMs: 5_000 }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(OperatorError);
+  expect((error as OperatorError).code).toBe('MCPOP_DISCOVERY_EGRESS_DENIED');
+  return (error as OperatorError).message;
+}
+
+describe('discovery through the guarded dispatcher', () => {
+  it('refuses loopback in a pod by the address a URL resolves to, and sends nothing', async () => {
+    const server = await track(counting('127.0.0.1'));
+    const dispatcher = guardedDispatcher(guard(IN_POD));
+    const { port } = new URL(server.url);
+    const message = await refusal(`http://localhost:${port}/mcp?token=x`, dispatcher);
+    expect(message).toBe(
+      `discovery does not connect to http://localhost:${port}/mcp: localhost (127.0.0.1) is in 127.0.0.0/8 (loopback, the operator's own pod), which the operator's egress policy denies; if the server is meant to be reached there, the operator's administrator can allow the range (--discovery-allowed-cidrs, chart value discovery.egress.allowedCIDRs)`,
+    );
+    for (const literal of [`[::ffff:127.0.0.1]`, '2130706433', '0x7f.1', '127.0.0.1']) {
+      expect(await refusal(`http://${literal}:${port}/mcp`, dispatcher)).toMatch(
+        /: 127\.0\.0\.1 is in 127\.0\.0\.0\/8 |: ::ffff:7f00:1 is in 127\.0\.0\.0\/8 /,
+      );
+    }
+    expect(server.requests()).toBe(0);
+    await dispatcher.close();
+  });
+
+  it('lets through what the policy allows, unchanged', async () => {
+    const allowed = await track(startModern(() => [fixtureTool('fine')]));
+    const dispatcher = guardedDispatcher(guard({ ...IN_POD, allowed: ['127.0.0.1/32'] }));
+    const found = await discover({ url: allowed.url, dispatcher });
+    expect(found.tools.map((t) => t.name)).toEqual(['fine']);
+    await dispatcher.close();
+  });
+
+  it('checks every new connection: a name that rebinds to a denied address gets nothing', async () => {
+    const good = await track(counting('127.0.0.1'));
+    // The same port on another loopback address: only the address decides who answers.
+    const { port } = new URL(good.url);
+    const bad = await track(counting('127.0.0.2', Number(port)));
+    // A resolver whose answer changes between lookups is what a DNS rebinding attack needs;
+    // no DNS server here can be made to do that, so this lookup stands in for one.
+    let lookups = 0;
+    const rebinding = (host: string) => {
+      lookups++;
+      expect(host).toBe('rebind.example');
+      return Promise.resolve(lookups === 1 ? ['127.0.0.1'] : ['127.0.0.2']);
+    };
+    const dispatcher = guardedDispatcher(
+      guard({ ...OUTSIDE, denied: ['127.0.0.2/32'] }),
+      rebinding,
+    );
+    const url = `http://rebind.example:${port}/mcp`;
+    const first = await discover({ url, dispatcher, timeoutMs: 5_000 }).catch((e: unknown) => e);
+    expect((first as OperatorError).code).toBe('MCPOP_DISCOVERY_HTTP_STATUS');
+    expect(good.requests()).toBeGreaterThan(0);
+    const second = await refusal(url, dispatcher);
+    expect(second).toContain('rebind.example (127.0.0.2) is in 127.0.0.2/32');
+    expect(bad.requests()).toBe(0);
+    expect(lookups).toBeGreaterThanOrEqual(2);
+
+    // A name with one denied address among its answers is refused outright.
+    const mixed = guardedDispatcher(guard({ ...OUTSIDE, denied: ['127.0.0.2/32'] }), () =>
+      Promise.resolve(['127.0.0.1', '127.0.0.2']),
+    );
+    expect(await refusal(url, mixed)).toContain('rebind.example (127.0.0.2)');
+    await Promise.all([dispatcher.close(), mixed.close()]);
+  });
+});
