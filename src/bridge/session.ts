@@ -19,7 +19,8 @@ import {
   WIRE,
   type JsonRpcMessage,
   type RequestId,
-} from './jsonrpc.ts';
+} from '../mcp/jsonrpc.ts';
+import { HEADER } from '../mcp/metadata.ts';
 import { replyJson } from './replies.ts';
 import { EventStream, SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
@@ -146,7 +147,7 @@ export class Session implements SessionPort {
   }
 
   get headers(): Record<string, string> {
-    return { 'mcp-session-id': this.id };
+    return { [HEADER.sessionId]: this.id };
   }
 
   deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {

@@ -31,7 +31,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from './jsonrpc.ts';
+} from '../mcp/jsonrpc.ts';
 import type { Transport } from './transport.ts';
 
 /** What an upstream needs from a session. */

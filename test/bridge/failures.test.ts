@@ -5,7 +5,7 @@
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import type { SessionMode } from '../../src/bridge/contract.ts';
+import type { SessionMode } from '../../src/bridge/pod-contract.ts';
 import {
   connect,
   messagesOf,
@@ -16,8 +16,8 @@ import {
   startTestBridge,
   textOf,
   toolCall,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 async function callError(promise: Promise<unknown>): Promise<McpError> {
   const error = await promise.then(

@@ -17,9 +17,9 @@ import {
   installArgs,
   SUPERVISOR_FILE,
   type BridgeSettings,
-} from '../../src/bridge/contract.ts';
+} from '../../src/bridge/pod-contract.ts';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
-import { BRIDGE_MOUNT_PATH } from '../../src/bridge/contract.ts';
+import { BRIDGE_MOUNT_PATH } from '../../src/bridge/pod-contract.ts';
 import { ASSET_DIR_ENV } from '../../src/bridge/install.ts';
 import {
   BRIDGE_CONTAINER,
@@ -27,7 +27,8 @@ import {
   SERVER_CONTAINER,
 } from '../../src/controller/render/containers.ts';
 import { render } from '../../src/controller/render/render.ts';
-import { connect, NODE, post, SERVERS, textOf, waitFor, tempDir } from './harness.ts';
+import { connect, NODE, post, SERVERS, textOf, tempDir } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   assetDir,
   emptyDir,
@@ -36,8 +37,7 @@ import {
   startSupervisor,
   within,
 } from './pod.ts';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { CLI } from '../support/cli.ts';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -65,7 +65,7 @@ async function startBridgeProcess(
       const response = await fetch(`${base}/readyz`).catch(() => undefined);
       return response?.status === 200 || undefined;
     },
-    30_000,
+    { timeoutMs: 30_000 },
   );
   return { url: `${base}${settings.path}`, stop };
 }
@@ -142,7 +142,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
         supervisor.log.filter((line) => /: (stopped|exited)/.test(line)).length >= 4
           ? true
           : undefined,
-      30_000,
+      { timeoutMs: 30_000 },
     );
     expect((await readdir(supervisor.dir)).filter((name) => /\.(in|out|pid)$/.test(name))).toEqual(
       [],
@@ -190,7 +190,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     await waitFor(
       'every process of the session to end',
       async () => ((await markedProcesses(mark)).length === 0 ? true : undefined),
-      30_000,
+      { timeoutMs: 30_000 },
     );
     const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
     expect((await post(bridge.url, ping, { 'mcp-session-id': sessionId })).status).toBe(404);
@@ -252,7 +252,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
       'the bridge to be ready',
       async () =>
         (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 || undefined,
-      30_000,
+      { timeoutMs: 30_000 },
     );
 
     const client = await connect(`${base}/mcp`);

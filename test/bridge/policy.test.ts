@@ -9,12 +9,14 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/bridge/contract.ts';
-import { decide, parsePolicy, type BridgePolicy } from '../../src/bridge/policy.ts';
+import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/mcp/metadata.ts';
+import { decide } from '../../src/bridge/policy.ts';
+import { parsePolicy, type BridgePolicy } from '../../src/tools/policy.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { discover } from '../../src/discovery/client.ts';
-import { toolDigest, type Digest } from '../../src/discovery/digest.ts';
-import { connect, SERVERS, startTestBridge, textOf, waitFor, tempDir } from './harness.ts';
+import { toolDigest, type Digest } from '../../src/tools/digest.ts';
+import { connect, SERVERS, startTestBridge, textOf, tempDir } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 const D = (c: string): Digest => `sha256:${c.repeat(64)}`;
 
