@@ -1,0 +1,399 @@
+/**
+ * The user's story, on the real node: every part is the real thing. The image is built from our
+ * Dockerfile, the chart is installed with helm, the operator runs in its pod as the chart's
+ * ServiceAccount (leader election on), the examples are applied with kubectl, their pods run the
+ * bridge sidecar over FIFOs under the supervisor, discovery reaches them through Service DNS, and
+ * an SDK client reaches them through their Service's ClusterIP (kube-proxy).
+ *
+ * 1. helm install → the operator pod is Ready on the real node.
+ * 2. kubectl apply a stdio and a streamable-http example → both Ready, tools discovered;
+ *    `kubectl get mcps` shows TOOLS and DRIFT.
+ * 3. the official SDK client lists and calls a tool through the Service.
+ * 4. approve → upgrade the filesystem server 2026.1.14 → 2026.8.31 → Drifted names exactly what
+ *    the release changed; under Enforce the client sees none of the drifted tools; approve again.
+ * 5. the server container dies repeatedly → Ready False (CrashLoopBackOff) → recovers.
+ * 6. helm upgrade rolls the operator without losing status; helm uninstall keeps the MCPServers.
+ *
+ * Where this differs from the README's quick start: the base images are local stand-ins (no
+ * registry is reachable here), the pods carry a toleration and node selector for the real node
+ * (the kwok nodes run nothing), and the chart is installed with `crds.install=false` because the
+ * shared test cluster already has the CRD, which other test files install (the chart's own CRD
+ * handling is tested by test/charts/install.cluster.test.ts).
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { dump, load } from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
+import { installCrd } from '../api/install-crd.ts';
+import { ON_REAL_NODE } from '../cluster/node.ts';
+import { createNamespace, deleteNamespace, kubeConfig, waitFor } from '../cluster/testing.ts';
+import { CHART_DIR, Helm } from '../charts/helm.ts';
+import { EXAMPLES_DIR, kubectl } from '../examples/examples.ts';
+
+const execFileAsync = promisify(execFile);
+const CLI = join(import.meta.dirname, '..', '..', 'src', 'cli.ts');
+const RELEASE = 'mcp-operator';
+/** Pods start for real here: an image unpacks, npx starts, the kubelet reports. */
+const POD_TIMEOUT_MS = 180_000;
+
+const kc = kubeConfig();
+const kubeconfig = inject('kubeconfig');
+const images = inject('images');
+let helm: Helm;
+let opsNs: string;
+let appsNs: string;
+
+async function sh(args: readonly string[], stdin?: string): Promise<string> {
+  const result = await kubectl(kubeconfig, args, stdin);
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+async function getServer(name: string): Promise<MCPServer> {
+  return JSON.parse(await sh(['-n', appsNs, 'get', 'mcps', name, '-o', 'json'])) as MCPServer;
+}
+
+function condition(server: MCPServer, type: string) {
+  return server.status?.conditions?.find((c) => c.type === type);
+}
+
+async function waitForCondition(
+  name: string,
+  type: string,
+  status: string,
+  reason?: string,
+  timeoutMs = POD_TIMEOUT_MS,
+): Promise<MCPServer> {
+  let last = '';
+  try {
+    return await waitFor(
+      `${name} ${type}=${status}${reason ? ` (${reason})` : ''}`,
+      async () => {
+        const server = await getServer(name);
+        const found = condition(server, type);
+        last = JSON.stringify(server.status?.conditions ?? []);
+        return found?.status === status && (reason === undefined || found.reason === reason)
+          ? server
+          : undefined;
+      },
+      { timeoutMs, intervalMs: 1000 },
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nlast conditions: ${last}`, { cause: error });
+  }
+}
+
+/** An example as a user applies it, placed on the real node (the only change). */
+async function applyExample(file: string, overrides: (server: MCPServer) => void = () => {}) {
+  const server = load(await readFile(join(EXAMPLES_DIR, file), 'utf8')) as MCPServer;
+  server.spec.pod = { ...server.spec.pod, ...ON_REAL_NODE };
+  overrides(server);
+  await sh(['-n', appsNs, 'apply', '-f', '-'], dump(server));
+  return server.metadata.name!;
+}
+
+/** An SDK client connected to a server's Service through its ClusterIP, from the host. */
+async function clientFor(name: string): Promise<Client> {
+  const service = JSON.parse(await sh(['-n', appsNs, 'get', 'service', name, '-o', 'json'])) as {
+    spec: { clusterIP: string; ports: { port: number }[] };
+  };
+  const server = await getServer(name);
+  const path = new URL(server.status!.endpoint!).pathname;
+  const url = new URL(`http://${service.spec.clusterIP}:${service.spec.ports[0]!.port}${path}`);
+  const client = new Client({ name: 'user-story', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url));
+  return client;
+}
+
+async function approve(name: string): Promise<void> {
+  await execFileAsync(process.execPath, [CLI, 'approve', name, '-n', appsNs, '--apply'], {
+    env: { ...process.env, KUBECONFIG: kubeconfig },
+  });
+}
+
+beforeAll(async () => {
+  await installCrd(kc);
+  opsNs = await createNamespace(kc, 'mcp-system');
+  appsNs = await createNamespace(kc, 'story');
+  helm = await Helm.create({ binary: inject('helm'), kubeconfig });
+}, POD_TIMEOUT_MS);
+
+afterAll(async () => {
+  await helm?.run(['uninstall', RELEASE, '-n', opsNs, '--wait']);
+  await helm?.close();
+  for (const ns of [appsNs, opsNs]) if (ns) await deleteNamespace(kc, ns);
+});
+
+describe('the user story on a real node', () => {
+  it(
+    'helm install: the operator runs in its pod as the chart ServiceAccount, and leads',
+    async () => {
+      const [repository, tag] = images.operator.split(':');
+      await helm.ok(['install', RELEASE, CHART_DIR, '-n', opsNs, '--wait', '--timeout', '3m'], {
+        image: { repository, tag, pullPolicy: 'Never' },
+        watchNamespaces: [appsNs],
+        crds: { install: false },
+        nodeSelector: ON_REAL_NODE.nodeSelector,
+        tolerations: ON_REAL_NODE.tolerations,
+      });
+      const pods = JSON.parse(
+        await sh([
+          '-n',
+          opsNs,
+          'get',
+          'pods',
+          '-l',
+          'app.kubernetes.io/name=mcp-operator',
+          '-o',
+          'json',
+        ]),
+      ) as {
+        items: {
+          metadata: { name: string };
+          spec: { nodeName: string; serviceAccountName: string };
+        }[];
+      };
+      expect(pods.items).toHaveLength(1);
+      expect(pods.items[0]!.spec.nodeName).toBe('real-node');
+      expect(pods.items[0]!.spec.serviceAccountName).toBe(RELEASE);
+      const holder = await waitFor(
+        'the operator to hold its Lease',
+        async () => {
+          const leases = JSON.parse(await sh(['-n', opsNs, 'get', 'leases', '-o', 'json'])) as {
+            items: { spec: { holderIdentity?: string } }[];
+          };
+          return leases.items.find((l) => l.spec.holderIdentity)?.spec.holderIdentity;
+        },
+        { timeoutMs: 60_000 },
+      );
+      expect(holder).toContain(pods.items[0]!.metadata.name);
+    },
+    POD_TIMEOUT_MS + 60_000,
+  );
+
+  it(
+    'kubectl apply: a stdio and a streamable-http server become Ready with their tools discovered',
+    async () => {
+      const stdio = await applyExample('everything-npx.yaml');
+      const http = await applyExample('everything-streamable-http.yaml');
+      for (const name of [stdio, http]) {
+        await waitForCondition(name, 'Ready', 'True');
+        const server = await waitForCondition(name, 'Discovered', 'True');
+        expect(server.status?.discovery?.tools?.length).toBeGreaterThan(5);
+        expect(condition(server, 'Drifted')?.reason).toBe('NoBaseline');
+      }
+      const table = await sh(['-n', appsNs, 'get', 'mcps']);
+      const rows = table.trim().split('\n');
+      expect(rows[0]).toMatch(/^NAME\s+READY\s+TRANSPORT\s+TOOLS\s+DRIFT\s+AGE$/);
+      expect(rows.find((r) => r.startsWith(`${stdio} `))).toMatch(
+        /\sTrue\s+stdio\s+\d+\s+NoBaseline\s/,
+      );
+      expect(rows.find((r) => r.startsWith(`${http} `))).toMatch(
+        /\sTrue\s+streamable-http\s+\d+\s+NoBaseline\s/,
+      );
+    },
+    2 * POD_TIMEOUT_MS,
+  );
+
+  it('the SDK client lists and calls a tool through the Service', async () => {
+    const client = await clientFor('everything');
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('echo');
+      const result = await client.callTool({
+        name: 'echo',
+        arguments: { message: 'from the host' },
+      });
+      expect(JSON.stringify(result.content)).toContain('from the host');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it(
+    'an upgrade that changes tools is drift, named exactly; Enforce hides it; approving clears it',
+    async () => {
+      const name = await applyExample('everything-npx.yaml', (server) => {
+        server.metadata = { name: 'files' };
+        server.spec.image = images.servers.filesystem['2026.1.14'];
+        server.spec.command = ['mcp-server-filesystem', '/tmp'];
+        delete server.spec.bridge?.warmPool;
+      });
+      await waitForCondition(name, 'Discovered', 'True');
+      await approve(name);
+      await waitForCondition(name, 'Drifted', 'False', 'ToolsMatch');
+      await sh([
+        '-n',
+        appsNs,
+        'patch',
+        'mcps',
+        name,
+        '--type=merge',
+        '-p',
+        '{"spec":{"tools":{"driftPolicy":"Enforce"}}}',
+      ]);
+      const before = await clientFor(name);
+      expect((await before.listTools()).tools).toHaveLength(14);
+      await before.close();
+
+      await sh([
+        '-n',
+        appsNs,
+        'patch',
+        'mcps',
+        name,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { image: images.servers.filesystem['2026.8.31'] } }),
+      ]);
+      const drifted = await waitForCondition(
+        name,
+        'Drifted',
+        'True',
+        'ToolsChanged',
+        2 * POD_TIMEOUT_MS,
+      );
+      const drift = drifted.status!.drift!;
+      expect(drift.added ?? []).toEqual([]);
+      expect(drift.removed ?? []).toEqual([]);
+      expect(drift.changed).toHaveLength(14);
+      for (const changed of drift.changed!) {
+        const expected =
+          changed.name === 'read_media_file'
+            ? ['annotations', 'description', 'outputSchema']
+            : ['annotations'];
+        expect([...changed.fields].sort(), changed.name).toEqual(expected);
+      }
+
+      const after = await clientFor(name);
+      expect((await after.listTools()).tools).toEqual([]);
+      await expect(
+        after.callTool({ name: 'list_allowed_directories', arguments: {} }),
+      ).rejects.toThrow();
+      await after.close();
+
+      await approve(name);
+      await waitForCondition(name, 'Drifted', 'False', 'ToolsMatch');
+      const approved = await clientFor(name);
+      await waitFor(
+        'the bridge to serve the approved tools',
+        async () => (await approved.listTools()).tools.length === 14,
+      );
+      await approved.close();
+    },
+    4 * POD_TIMEOUT_MS,
+  );
+
+  it(
+    'a server container that keeps dying is CrashLoopBackOff, then recovers',
+    async () => {
+      const socket = inject('containerdSocket');
+      const killServer = async (): Promise<void> => {
+        const pods = JSON.parse(
+          await sh([
+            '-n',
+            appsNs,
+            'get',
+            'pods',
+            '-l',
+            'app.kubernetes.io/instance=everything',
+            '-o',
+            'json',
+          ]),
+        ) as {
+          items: {
+            status: {
+              containerStatuses?: {
+                name: string;
+                containerID?: string;
+                state: { running?: object };
+              }[];
+            };
+          }[];
+        };
+        for (const pod of pods.items) {
+          const server = pod.status.containerStatuses?.find((c) => c.name === 'server');
+          if (!server?.containerID || !server.state.running) continue;
+          const id = server.containerID.replace(/^containerd:\/\//, '');
+          await execFileAsync('ctr', [
+            '--address',
+            socket,
+            '-n',
+            'k8s.io',
+            'tasks',
+            'kill',
+            '-s',
+            'SIGKILL',
+            id,
+          ]);
+        }
+      };
+      await waitFor(
+        'Ready False (CrashLoopBackOff) while the server keeps dying',
+        async () => {
+          await killServer();
+          const server = await getServer('everything');
+          const ready = condition(server, 'Ready');
+          return ready?.status === 'False' && ready.reason === 'CrashLoopBackOff'
+            ? ready
+            : undefined;
+        },
+        { timeoutMs: POD_TIMEOUT_MS, intervalMs: 2000 },
+      );
+      await waitForCondition('everything', 'Ready', 'True', undefined, 2 * POD_TIMEOUT_MS);
+    },
+    4 * POD_TIMEOUT_MS,
+  );
+
+  it(
+    'helm upgrade rolls the operator without losing status; helm uninstall keeps the servers',
+    async () => {
+      const before = await getServer('files');
+      await helm.ok(
+        ['upgrade', RELEASE, CHART_DIR, '-n', opsNs, '--reuse-values', '--wait', '--timeout', '3m'],
+        { podAnnotations: { 'mcp-operator.dev/test-roll': randomBytes(4).toString('hex') } },
+      );
+      const after = await getServer('files');
+      expect(after.status?.discovery?.tools).toEqual(before.status?.discovery?.tools);
+      expect(condition(after, 'Drifted')?.reason).toBe('ToolsMatch');
+      // The new pod reconciles: a spec change is observed.
+      await sh([
+        '-n',
+        appsNs,
+        'patch',
+        'mcps',
+        'files',
+        '--type=merge',
+        '-p',
+        '{"spec":{"tools":{"driftPolicy":"Warn"}}}',
+      ]);
+      await waitFor(
+        'the rolled operator to observe the change',
+        async () => {
+          const server = await getServer('files');
+          return server.status?.observedGeneration === server.metadata?.generation
+            ? true
+            : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
+
+      await helm.ok(['uninstall', RELEASE, '-n', opsNs, '--wait']);
+      const left = JSON.parse(await sh(['-n', appsNs, 'get', 'mcps', '-o', 'json'])) as {
+        items: MCPServer[];
+      };
+      expect(left.items.map((s) => s.metadata?.name).sort()).toEqual([
+        'everything',
+        'everything-http',
+        'files',
+      ]);
+    },
+    2 * POD_TIMEOUT_MS,
+  );
+});
