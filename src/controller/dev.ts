@@ -1,11 +1,17 @@
 /**
  * `mcp-operator dev` (what `npm start` runs): the controller against the current kube context,
- * or, when no cluster answers there, against a local control plane that it starts, with the
- * CRD installed and `examples/` applied. It prints how to point kubectl at the cluster.
+ * or, when no cluster answers there, a local cluster that it starts and shows working:
  *
- * The local control plane is the test harness's (`test/cluster/cli.ts`), run as a child
- * process rather than imported, so that nothing in src/ depends on test/; it exists only in a
- * clone of the repository, which is where `npm start` runs.
+ * - with a real node (the harness starts one when run as root): the README's quick start runs
+ *   there (`cluster deploy`: the images, `helm install` of the chart, the examples); the operator
+ *   runs in its pod, the servers in theirs; it waits until their tools are discovered, prints
+ *   them, and the next steps (approve, then watch for drift);
+ * - without one (kwok's fake nodes only): the controller in this process, the CRD and the
+ *   examples applied; nothing runs in the pods, so nothing can be discovered, and it says so.
+ *
+ * The local cluster is the test harness's (`test/cluster/cli.ts`), run as a child process rather
+ * than imported, so that nothing in src/ depends on test/; it exists only in a clone of the
+ * repository, which is where `npm start` runs.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,8 +29,12 @@ import { pino, type Logger } from 'pino';
 import { FIELD_MANAGER } from '../api/names.ts';
 import { operatorError } from '../errors.ts';
 import { configOrExit, runManager } from './command.ts';
+import { ConditionType } from '../api/v1alpha1/conditions.ts';
+import type { MCPServer } from '../api/v1alpha1/mcpserver.ts';
+import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
 import { connect } from '../kube/client.ts';
 import { loadClientConfig, type ClientConfig } from '../kube/config.ts';
+import { collectionPath } from '../kube/resources.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const CLUSTER_CLI = join(REPO, 'test', 'cluster', 'cli.ts');
@@ -56,19 +66,19 @@ async function reachableCluster(kubeconfig: string | undefined): Promise<ClientC
   }
 }
 
-/** Runs `test/cluster/cli.ts <command>`, relaying its output; returns its exit code and last line. */
-function clusterCli(command: string): Promise<{ code: number; last: string }> {
+/** Runs `test/cluster/cli.ts <command>`, relaying its output; returns its exit code and lines. */
+function clusterCli(command: string): Promise<{ code: number; lines: string[] }> {
   const child = spawn(process.execPath, [CLUSTER_CLI, command], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let last = '';
+  const lines: string[] = [];
   createInterface({ input: child.stdout }).on('line', (line) => {
     process.stderr.write(`  ${line}\n`);
-    last = line;
+    lines.push(line);
   });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code: code ?? 1, last }));
+    child.once('close', (code) => resolve({ code: code ?? 1, lines }));
   });
 }
 
@@ -76,6 +86,8 @@ interface LocalCluster {
   kubeconfig: string;
   /** Whether we started it, and so stop it on the way out. */
   ours: boolean;
+  /** Whether pods really run there (a real node), or only on kwok's fake nodes. */
+  realNode: boolean;
 }
 
 async function localControlPlane(tried: string): Promise<LocalCluster> {
@@ -88,12 +100,22 @@ async function localControlPlane(tried: string): Promise<LocalCluster> {
   }
   const running = await clusterCli('status');
   const ours = running.code !== 0;
-  process.stderr.write(ours ? 'Starting a local control plane…\n' : '');
-  const { code, last } = ours ? await clusterCli('up') : running;
-  if (code !== 0 || !last.startsWith('KUBECONFIG=')) {
+  if (ours) {
+    process.stderr.write('Starting a local cluster…\n');
+    if ((await clusterCli('up')).code !== 0) {
+      throw operatorError('MCPOP_DEV_NO_CLUSTER', tried, 'the local control plane did not start');
+    }
+  }
+  const { lines } = ours ? await clusterCli('status') : running;
+  const kubeconfig = lines.find((line) => line.startsWith('KUBECONFIG='));
+  if (kubeconfig === undefined) {
     throw operatorError('MCPOP_DEV_NO_CLUSTER', tried, 'the local control plane did not start');
   }
-  return { kubeconfig: last.slice('KUBECONFIG='.length), ours };
+  return {
+    kubeconfig: kubeconfig.slice('KUBECONFIG='.length),
+    ours,
+    realNode: lines.some((line) => line.startsWith('real node: ')),
+  };
 }
 
 async function yamlObjects(dir: string): Promise<KubernetesObject[]> {
@@ -141,6 +163,74 @@ async function waitForCrds(kc: KubeConfig, crds: KubernetesObject[]): Promise<vo
   }
 }
 
+const STORY_TIMEOUT_MS = 5 * 60_000;
+
+function conditionOf(server: MCPServer, type: string) {
+  return server.status?.conditions?.find((c) => c.type === type);
+}
+
+/** `kubectl get mcps`, as the printer columns show it. */
+function table(servers: MCPServer[]): string {
+  const rows = [['NAME', 'READY', 'TRANSPORT', 'TOOLS', 'DRIFT']].concat(
+    servers.map((s) => [
+      s.metadata?.name ?? '',
+      conditionOf(s, ConditionType.Ready)?.status ?? '',
+      s.spec.url === undefined ? (s.spec.transport ?? '') : '',
+      String(s.status?.discovery?.toolCount ?? ''),
+      conditionOf(s, ConditionType.Drifted)?.reason ?? '',
+    ]),
+  );
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('   ')).join('\n');
+}
+
+/**
+ * The quick start on the local real node: the harness deploys it, then this waits until every
+ * deployed server's tools are discovered (a `url` example points outside and is left as it is),
+ * prints the servers and the next steps, and keeps the cluster until Ctrl-C.
+ */
+async function runStory(local: LocalCluster, clientConfig: ClientConfig): Promise<number> {
+  const deployed = await clusterCli('deploy');
+  if (deployed.code !== 0) return deployed.code;
+  const client = connect(clientConfig);
+  const path = collectionPath(MCP_SERVER);
+  const deadline = Date.now() + STORY_TIMEOUT_MS;
+  let servers: MCPServer[];
+  try {
+    process.stderr.write('\nWaiting for the servers to run and their tools to be discovered…\n');
+    for (;;) {
+      servers = (await client.request<{ items: MCPServer[] }>({ method: 'GET', path })).items;
+      const pending = servers.filter(
+        (s) =>
+          s.spec.url === undefined && conditionOf(s, ConditionType.Discovered)?.status !== 'True',
+      );
+      if (pending.length === 0 || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  } finally {
+    client.close();
+  }
+  const name = servers.find((s) => s.spec.url === undefined)?.metadata?.name ?? 'everything';
+  process.stderr.write(
+    `\n${table(servers)}\n\n` +
+      'The operator runs in its pod (namespace mcp-system), the servers in theirs, on the local\n' +
+      'real node. In another terminal:\n' +
+      `  export KUBECONFIG=${local.kubeconfig}\n` +
+      '  kubectl get mcps -w                 # READY, TOOLS and DRIFT as they change\n' +
+      `  kubectl describe mcps ${name}       # what discovery found\n` +
+      `  node src/cli.ts approve ${name} --apply\n` +
+      '                                      # approve the tools the server has now\n' +
+      `  node src/cli.ts diff ${name}        # after a change: what drifted, old and new\n` +
+      '  kubectl -n mcp-system logs -f deploy/mcp-operator\n\n' +
+      'Ctrl-C stops the local cluster.\n',
+  );
+  // A pending signal listener does not keep Node running; the timer does, until Ctrl-C.
+  const keepAlive = setInterval(() => {}, 60_000);
+  await new Promise((resolve) => process.once('SIGINT', resolve));
+  clearInterval(keepAlive);
+  return 0;
+}
+
 export async function devCommand(argv: string[]): Promise<number> {
   const config = configOrExit('dev', argv, { ...DEV_ENV, ...process.env });
   if (typeof config === 'number') return config;
@@ -154,6 +244,11 @@ export async function devCommand(argv: string[]): Promise<number> {
       local = await localControlPlane(tried);
       config.kubeconfig = local.kubeconfig;
       clientConfig = await loadClientConfig({ kubeconfig: local.kubeconfig, env: process.env });
+      if (local.realNode) return await runStory(local, clientConfig);
+      process.stderr.write(
+        'The local cluster has no real node (it needs root), so no server runs and nothing can\n' +
+          'be discovered: the operator below only reconciles the examples onto fake nodes.\n',
+      );
     }
     // client-node for applying arbitrary YAML (it resolves kinds by API discovery).
     const kc = new KubeConfig();

@@ -183,6 +183,7 @@ async function status(): Promise<number> {
       `  ${c.name.padEnd(24)} pid ${c.pid} ${isAlive(c.pid) ? 'running' : 'GONE'}${ports}`,
     );
   }
+  if (state.containerdSocket !== undefined) console.log(`real node: ${state.containerdSocket}`);
   console.log(`KUBECONFIG=${state.kubeconfig}`);
   return 0;
 }
