@@ -75,6 +75,8 @@ export class Bridge {
   readonly config: BridgeConfig;
   readonly #deps: BridgeDeps;
   readonly #sessions = new Map<string, Session>();
+  /** Sessions whose child is being started: they hold a slot of --max-sessions already. */
+  #opening = 0;
   readonly #upstreams = new Set<Upstream>();
   /** Upstreams we are closing on purpose; any other close is a crash. */
   readonly #retiring = new WeakSet<Upstream>();
@@ -109,11 +111,22 @@ export class Bridge {
     return this.#sessions.get(id);
   }
 
-  /** A new session with its upstream; throws SessionLimitError when the table is full. */
+  /**
+   * A new session with its upstream; throws SessionLimitError when the table is full. The slot
+   * is taken before the child is awaited: starting one takes long enough (the supervisor, a
+   * cold `npx`) for many requests to pass a check made before it.
+   */
   async openSession(): Promise<Session> {
-    if (this.#sessions.size >= this.config.maxSessions) throw new SessionLimitError();
-    const upstream =
-      this.config.mode === 'Shared' ? await this.sharedUpstream() : await this.#startUpstream();
+    if (this.#sessions.size + this.#opening >= this.config.maxSessions)
+      throw new SessionLimitError();
+    this.#opening++;
+    let upstream: Upstream;
+    try {
+      upstream =
+        this.config.mode === 'Shared' ? await this.sharedUpstream() : await this.#startUpstream();
+    } finally {
+      this.#opening--;
+    }
     const session = new Session(this.#deps.sessionId?.() ?? randomUUID(), upstream, {
       ended: (ended, reason) => this.#ended(ended, reason),
     });

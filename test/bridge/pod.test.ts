@@ -27,7 +27,17 @@ import {
   SERVER_CONTAINER,
 } from '../../src/controller/render/containers.ts';
 import { render } from '../../src/controller/render/render.ts';
-import { connect, NODE, post, SERVERS, textOf, waitFor, tempDir } from './harness.ts';
+import {
+  connect,
+  INITIALIZE,
+  NODE,
+  post,
+  SERVERS,
+  startTestBridge,
+  tempDir,
+  textOf,
+  waitFor,
+} from './harness.ts';
 import {
   assetDir,
   emptyDir,
@@ -195,6 +205,32 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
     expect((await post(bridge.url, ping, { 'mcp-session-id': sessionId })).status).toBe(404);
     expect(await within('stopping the bridge', 20_000, bridge.stop())).toBe(0);
+  });
+
+  it('holds --max-sessions when many clients initialize at once', async () => {
+    const supervisor = await startSupervisor(SERVERS.misbehaving());
+    const bridge = await startTestBridge({ supervisorDir: supervisor.dir, maxSessions: 2 });
+    await bridge.probed;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post(bridge.url, INITIALIZE)),
+    );
+    const statuses = Object.groupBy(answers, (answer) => answer.status);
+    expect({ ok: statuses[200]?.length, refused: statuses[503]?.length }).toEqual({
+      ok: 2,
+      refused: 18,
+    });
+    for (const answer of statuses[503]!) {
+      const body = (await answer.json()) as { id: unknown; error: { message: string } };
+      expect(body.id).toBe(1);
+      expect(body.error.message).toMatch(/Too many sessions: the limit of 2 is reached/);
+    }
+    // The supervisor runs a child per session, none for the refused ones (the probe's has ended).
+    const running = async () =>
+      (await readdir(supervisor.dir)).filter((name) => name.endsWith('.pid')).length;
+    await waitFor(
+      "only the sessions' children to run",
+      async () => (await running()) === 2 || undefined,
+    );
   });
 
   it('runs the containers the controller renders for a stdio MCPServer', async () => {
