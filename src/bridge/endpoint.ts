@@ -107,8 +107,10 @@ async function post(
   const session = findSession(ctx, req, res);
   if (!session) return;
   if (isRequest(message)) return session.request(message, res);
-  session.post(message);
-  replyEmpty(res, 202, session.headers);
+  const refusal = session.post(message);
+  if (!refusal) return replyEmpty(res, 202, session.headers);
+  const { code, message: text, data } = refusal.error;
+  replyError(res, 400, code, text, { data, headers: session.headers });
 }
 
 /**

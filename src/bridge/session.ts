@@ -17,6 +17,7 @@ import {
   idKey,
   isResponse,
   WIRE,
+  type JsonRpcError,
   type JsonRpcMessage,
   type RequestId,
 } from './jsonrpc.ts';
@@ -140,9 +141,9 @@ export class Session implements SessionPort {
     this.upstream.fromClient(this, message);
   }
 
-  /** A client notification or response: no answer expected. */
-  post(message: JsonRpcMessage): void {
-    this.upstream.fromClient(this, message);
+  /** A client notification or response: no answer expected, unless it is refused. */
+  post(message: JsonRpcMessage): JsonRpcError | undefined {
+    return this.upstream.fromClient(this, message);
   }
 
   get headers(): Record<string, string> {

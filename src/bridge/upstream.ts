@@ -49,6 +49,8 @@ export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 
 export interface UpstreamHooks {
   /** Before a client request reaches the child; an error response refuses it. */
   screen?(request: JsonRpcRequest): Promise<JsonRpcError | undefined> | undefined;
+  /** Before a client notification reaches the child; an error refuses it (HTTP 400). */
+  screenNotification?(notification: JsonRpcNotification): JsonRpcError | undefined;
   /** A successful result on its way back to a session; `params` are the request's. */
   transformResult?(
     method: string,
@@ -157,13 +159,17 @@ export class Upstream {
     }
   }
 
-  /** A message from a client of this session. */
-  fromClient(session: SessionPort, message: JsonRpcMessage): void {
+  /**
+   * A message from a client of this session. A request is answered through the session; a
+   * notification the hooks refuse is not passed on, and the refusal is returned.
+   */
+  fromClient(session: SessionPort, message: JsonRpcMessage): JsonRpcError | undefined {
     const attachment = this.#attachments.get(session);
-    if (!attachment) return;
+    if (!attachment) return undefined;
     if (isRequest(message)) this.#clientRequest(session, attachment, message);
-    else if (isNotification(message)) this.#clientNotification(attachment, message);
+    else if (isNotification(message)) return this.#clientNotification(attachment, message);
     else this.#clientResponse(session, message);
+    return undefined;
   }
 
   /** A request of the bridge itself (readiness, tool catalog, 2026-07-28 translation). */
@@ -230,16 +236,30 @@ export class Upstream {
     attachment.inFlight.set(key, pending.childId);
     const screening = this.#hooks.screen?.(request);
     if (!screening) return this.#forward(pending, request);
-    void screening.then((refusal) => {
-      if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
-      if (refusal) this.#finish(pending, { ...refusal, id: pending.childId }, 'refused');
-      else this.#forward(pending, request);
-    });
+    screening.then(
+      (refusal) => {
+        if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
+        if (refusal) this.#finish(pending, { ...refusal, id: pending.childId }, 'refused');
+        else this.#forward(pending, request);
+      },
+      (error: unknown) => {
+        // A request that could not be screened is refused, never passed on unchecked.
+        this.#options.logger.error({ err: error, child: this.label }, 'screening failed');
+        if (!this.#pending.has(pending.childId)) return;
+        const refusal = errorResponse(pending.childId, WIRE.INTERNAL_ERROR, 'Screening failed');
+        this.#finish(pending, refusal, 'refused');
+      },
+    );
   }
 
-  #clientNotification(attachment: Attachment, notification: JsonRpcNotification): void {
+  #clientNotification(
+    attachment: Attachment,
+    notification: JsonRpcNotification,
+  ): JsonRpcError | undefined {
+    const refusal = this.#hooks.screenNotification?.(notification);
+    if (refusal) return refusal;
     if (notification.method === 'notifications/initialized') {
-      if (this.#initializedSent) return;
+      if (this.#initializedSent) return undefined;
       this.#initializedSent = true;
     }
     if (notification.method === 'notifications/cancelled') {
@@ -247,15 +267,17 @@ export class Upstream {
       const childId =
         requestId === undefined ? undefined : attachment.inFlight.get(idKey(requestId));
       const pending = childId === undefined ? undefined : this.#pending.get(childId);
-      if (!pending) return;
-      if (!pending.sent) return this.#finish(pending, undefined, 'cancelled');
-      this.#send({
-        ...notification,
-        params: { ...notification.params, requestId: pending.childId },
-      });
-      return;
+      if (!pending) return undefined;
+      if (pending.sent) {
+        this.#send({
+          ...notification,
+          params: { ...notification.params, requestId: pending.childId },
+        });
+      } else this.#finish(pending, undefined, 'cancelled');
+      return undefined;
     }
     this.#send(notification);
+    return undefined;
   }
 
   #clientResponse(session: SessionPort, response: JsonRpcResponse): void {
