@@ -3,7 +3,7 @@
  * codes, headers and stream shapes that the SDK client never exercises on purpose.
  */
 
-import { writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -113,6 +113,40 @@ describe('guards', () => {
     expect(await refused.json()).toMatchObject({
       error: { message: 'The bridge cannot read its token file' },
     });
+  });
+
+  it('revokes the token when its file is deleted, emptied or unreadable: 503, not the old token', async () => {
+    const dir = await tempDir('token');
+    const file = join(dir, 'token');
+    await writeFile(file, 'revocable-token\n');
+    const bridge = await fixtureBridge({ authTokenFile: file });
+    const withToken = () =>
+      post(bridge.url, INITIALIZE, { authorization: 'Bearer revocable-token' });
+    expect((await withToken()).status).toBe(200);
+    const refusedWith = async (what: string) => {
+      const refused = await waitFor(what, async () => {
+        const answer = await withToken();
+        return answer.status === 503 ? answer : undefined;
+      });
+      expect(await refused.json()).toMatchObject({
+        error: { message: 'The bridge cannot read its token file' },
+      });
+    };
+    const servedAgain = () =>
+      waitFor('the token to be back', async () => (await withToken()).status === 200 || undefined);
+
+    await rm(file);
+    await refusedWith('the deleted token file to refuse requests');
+    await writeFile(file, 'revocable-token\n');
+    await servedAgain();
+    await writeFile(file, '');
+    await refusedWith('the emptied token file to refuse requests');
+    await writeFile(file, 'revocable-token\n');
+    await servedAgain();
+    // A directory in its place cannot be read, whoever the bridge runs as.
+    await rm(file);
+    await mkdir(file);
+    await refusedWith('the unreadable token file to refuse requests');
   });
 
   it('answers wrong media types, oversized bodies, bad JSON, batches and non-messages', async () => {
