@@ -11,8 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
 import { Bridge } from './bridge.ts';
-import type { SessionMode } from './contract.ts';
+import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
+import { isLoopback } from './guards.ts';
 import { WIRE } from './jsonrpc.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
 import { ModernEndpoint } from './modern.ts';
@@ -199,6 +200,14 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}${options.path}`;
   logger.info({ url, sessionMode: options.sessionMode }, 'bridge listening');
+  if (!auth && !isLoopback(options.host)) {
+    // Sessions need no credentials then (2025-11-25 basic/transports: servers SHOULD
+    // authenticate all connections); in a cluster that is every pod that can reach the Service.
+    logger.warn(
+      { address: options.host },
+      `listening beyond loopback without a bearer token: anyone who can reach this address can use the MCP server; set ${BRIDGE_FLAGS.authTokenFile} or $${BRIDGE_TOKEN_ENV}`,
+    );
+  }
 
   const stopProbing = new AbortController();
   const probed = probeUntilReady(bridge, logger, stopProbing.signal).then((ok) => {

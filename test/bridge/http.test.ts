@@ -5,6 +5,7 @@
 
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   INITIALIZE,
@@ -147,6 +148,27 @@ describe('guards', () => {
     await rm(file);
     await mkdir(file);
     await refusedWith('the unreadable token file to refuse requests');
+  });
+
+  it('warns when it listens beyond loopback without a bearer token', async () => {
+    const warnings = async (options: Parameters<typeof fixtureBridge>[0]) => {
+      const lines: { level: number; msg: string; address?: string }[] = [];
+      const write = (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]);
+      await fixtureBridge({ logger: pino({ level: 'warn' }, { write }), ...options });
+      return lines
+        .filter((line) => /bearer token/.test(line.msg))
+        .map(({ level, msg, address }) => ({ level, msg, address }));
+    };
+    expect(await warnings({ host: '0.0.0.0' })).toEqual([
+      {
+        level: 40,
+        address: '0.0.0.0',
+        msg: 'listening beyond loopback without a bearer token: anyone who can reach this address can use the MCP server; set --auth-token-file or $MCP_BRIDGE_AUTH_TOKEN',
+      },
+    ]);
+    expect(await warnings({ host: '0.0.0.0', authToken: 'set' })).toEqual([]);
+    expect(await warnings({ host: '127.0.0.1' })).toEqual([]);
+    expect(await warnings({ host: '::1' })).toEqual([]);
   });
 
   it('answers wrong media types, oversized bodies, bad JSON, batches and non-messages', async () => {
