@@ -38,6 +38,20 @@ export interface BridgeDeps {
 export const BRIDGE_CLIENT_INFO = { name: 'mcp-operator-bridge', version: '0.1.0' };
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
 
+/**
+ * How the bridge initializes a child that serves more than one client (Shared mode, 2026-07-28
+ * clients): at the newest version it knows, so each session can be answered with its own
+ * (versions.ts). Form elicitation and sampling are declared because they can be routed to the
+ * client whose request the child works on, and refused for one that did not declare them
+ * (upstream.ts); for 2026-07-28 clients they become input requests (MRTR). Roots are left out:
+ * a child asks for them outside any request, where no one client is the right one to ask.
+ */
+const SHARED_INITIALIZE = {
+  protocolVersion: LEGACY_PROTOCOL_VERSION,
+  capabilities: { elicitation: { form: {} }, sampling: {} },
+  clientInfo: BRIDGE_CLIENT_INFO,
+};
+
 /** Longest a readiness probe waits for each answer. */
 const PROBE_TIMEOUT_MS = 30_000;
 /** How often open SSE connections get a comment, so idle ones survive proxies and LBs. */
@@ -80,8 +94,8 @@ export class Bridge {
   readonly #upstreams = new Set<Upstream>();
   /** Upstreams we are closing on purpose; any other close is a crash. */
   readonly #retiring = new WeakSet<Upstream>();
-  readonly #shared = new LazyUpstream(() => this.#startUpstream());
-  readonly #modern = new LazyUpstream(() => this.#startUpstream());
+  readonly #shared = new LazyUpstream(() => this.#startInitialized());
+  readonly #modern = new LazyUpstream(() => this.#startInitialized());
   readonly #sweeper: NodeJS.Timeout;
   #lastKeepAlive = Date.now();
 
@@ -134,7 +148,10 @@ export class Bridge {
     return session;
   }
 
-  /** The one child of Shared mode, started on first use and again after it ended. */
+  /**
+   * The one child of Shared mode, initialized by the bridge, started on first use and again
+   * after it ended.
+   */
   sharedUpstream(): Promise<Upstream> {
     return this.#shared.get();
   }
@@ -143,16 +160,8 @@ export class Bridge {
    * The child that serves 2026-07-28 clients, initialized by the bridge: those requests carry
    * no session, so they cannot have a child each. In Shared mode it is the shared child.
    */
-  async modernUpstream(): Promise<Upstream> {
-    const upstream = await (this.config.mode === 'Shared' ? this.#shared : this.#modern).get();
-    await upstream.ensureInitialized({
-      protocolVersion: LEGACY_PROTOCOL_VERSION,
-      // Form elicitation and sampling reach 2026-07-28 clients as input requests (MRTR);
-      // roots are left out: a child asks for them outside any request, where no client is.
-      capabilities: { elicitation: { form: {} }, sampling: {} },
-      clientInfo: BRIDGE_CLIENT_INFO,
-    });
-    return upstream;
+  modernUpstream(): Promise<Upstream> {
+    return (this.config.mode === 'Shared' ? this.#shared : this.#modern).get();
   }
 
   /**
@@ -194,6 +203,18 @@ export class Bridge {
     for (const upstream of upstreams) this.#retiring.add(upstream);
     await Promise.all(upstreams.map((upstream) => upstream.close()));
     await this.#deps.launcher.close();
+  }
+
+  async #startInitialized(): Promise<Upstream> {
+    const upstream = await this.#startUpstream();
+    try {
+      await upstream.ensureInitialized(SHARED_INITIALIZE);
+    } catch (error) {
+      this.#retiring.add(upstream);
+      void upstream.close();
+      throw error;
+    }
+    return upstream;
   }
 
   async #startUpstream(): Promise<Upstream> {

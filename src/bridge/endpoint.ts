@@ -10,12 +10,10 @@ import type { Auth, DiscoveryToken } from './auth.ts';
 import { SessionLimitError, type Bridge } from './bridge.ts';
 import { accepts, BodyTooLarge, header, isJsonContent, originAllowed, readBody } from './guards.ts';
 import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from './contract.ts';
-import { classify, isRequest, WIRE, type JsonRpcMessage } from './jsonrpc.ts';
+import { classify, isRequest, WIRE, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { replyEmpty, replyError } from './replies.ts';
 import { parseEventId } from './sse.ts';
-
-/** Revisions that use the `initialize` handshake and sessions, newest first. */
-export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+import { LEGACY_VERSIONS } from './versions.ts';
 
 export interface EndpointContext {
   bridge: Bridge;
@@ -185,7 +183,7 @@ async function initialize(
   ctx: EndpointContext,
   req: IncomingMessage,
   res: ServerResponse,
-  message: JsonRpcMessage & { id: string | number },
+  message: JsonRpcRequest,
 ): Promise<void> {
   if (header(req, 'mcp-session-id') !== undefined) {
     return replyError(

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Bridge } from './bridge.ts';
-import { LEGACY_VERSIONS, type ModernHandler } from './endpoint.ts';
+import type { ModernHandler } from './endpoint.ts';
 import { header } from './guards.ts';
 import {
   errorResponse,
@@ -37,6 +37,7 @@ import { Listener, type Capabilities } from './modern-listen.ts';
 import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from './replies.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
+import { LEGACY_VERSIONS } from './versions.ts';
 
 /** Every revision the bridge serves: this one statelessly, the others with sessions. */
 export const SUPPORTED_VERSIONS = [MODERN_VERSION, ...LEGACY_VERSIONS];
@@ -56,6 +57,8 @@ const REMOVED = new Set([
  */
 class CatalogWatcher implements SessionPort {
   readonly id = 'modern-catalog';
+  /** The bridge's own listing answers no requests of the child (deliver refuses them). */
+  readonly clientCapabilities = {};
   readonly upstream: Upstream;
   stale = true;
   headers = new Map<string, ParamHeader[]>();

@@ -19,6 +19,7 @@ import {
   WIRE,
   type JsonRpcError,
   type JsonRpcMessage,
+  type JsonRpcRequest,
   type RequestId,
 } from './jsonrpc.ts';
 import { replyJson } from './replies.ts';
@@ -88,6 +89,8 @@ export class Session implements SessionPort {
   readonly #exchanges = new Map<string, Exchange>();
   readonly #streams = new Map<number, EventStream>();
   #nextStream = GET_STREAM + 1;
+  /** What the client declared in its initialize request. */
+  clientCapabilities: Record<string, unknown> = {};
   #ended = false;
   lastActivity = Date.now();
 
@@ -127,10 +130,7 @@ export class Session implements SessionPort {
   }
 
   /** A client request arrived on `res`; its answer will be written there. */
-  request(
-    message: Parameters<Upstream['fromClient']>[1] & { id: RequestId },
-    res: ServerResponse,
-  ): void {
+  request(message: JsonRpcRequest, res: ServerResponse): void {
     const key = idKey(message.id);
     if (this.#exchanges.has(key)) {
       const error = `Request id ${String(message.id)} is already in use in this session`;
@@ -138,6 +138,11 @@ export class Session implements SessionPort {
       return;
     }
     this.#exchanges.set(key, new Exchange(message.id, this, res, this.headers));
+    if (message.method === 'initialize') {
+      const declared = message.params?.capabilities;
+      if (typeof declared === 'object' && declared !== null)
+        this.clientCapabilities = declared as Record<string, unknown>;
+    }
     this.upstream.fromClient(this, message);
   }
 

@@ -7,12 +7,14 @@
  *   (string or number, exactly as sent) on the way out, so sessions cannot collide.
  * - Progress tokens (`_meta.progressToken`, 2025-11-25 basic/utilities/progress) and
  *   cancellations (basic/utilities/cancellation) are mapped the same way.
- * - `initialize` reaches the child once; later sessions get its result replayed, and only the
- *   first `notifications/initialized` is passed on (basic/lifecycle).
+ * - `initialize` reaches the child once; later sessions get its result replayed, with the
+ *   protocol version negotiated for each (versions.ts), and only the first
+ *   `notifications/initialized` is passed on (basic/lifecycle).
  * - Server→client requests (sampling, elicitation, roots) and unattributed notifications go to
  *   the session whose request the child most recently received and has not answered: the one
  *   it is working for. With nothing in flight, notifications go to every session and requests
- *   to the most recently attached one. `list_changed` goes to every session;
+ *   to the most recently attached one. A request for a capability that session did not declare
+ *   is refused to the child instead. `list_changed` goes to every session;
  *   `resources/updated` to the sessions that subscribed to the URI.
  */
 
@@ -33,10 +35,23 @@ import {
   type RequestId,
 } from './jsonrpc.ts';
 import type { Transport } from './transport.ts';
+import { sessionVersion } from './versions.ts';
+
+/**
+ * The client capability each server→client request needs (2025-11-25 basic/lifecycle,
+ * "Capability Negotiation"; client/elicitation, client/sampling, client/roots).
+ */
+export const CLIENT_CAPABILITY: Readonly<Record<string, string>> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
 
 /** What an upstream needs from a session. */
 export interface SessionPort {
   readonly id: string;
+  /** What the client declared it can do; the child may ask it only for those. */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
   /** A message for the client; `relatedTo` is the client's id of the request it belongs to. */
   deliver(message: JsonRpcMessage, relatedTo?: RequestId): void;
   /** The child is gone; the session cannot go on. */
@@ -89,11 +104,6 @@ interface Attachment {
   subscriptions: Set<string>;
 }
 
-type InitState =
-  | { state: 'none' }
-  | { state: 'pending'; waiters: ((response: JsonRpcResponse) => void)[] }
-  | { state: 'done'; result: Record<string, unknown> };
-
 export class Upstream {
   readonly label: string;
   readonly #transport: Transport;
@@ -104,7 +114,8 @@ export class Upstream {
   /** Requests from the child to a client: child's request id → the session asked. */
   readonly #serverRequests = new Map<string, { session: SessionPort; id: RequestId }>();
   #nextId = 1;
-  #init: InitState = { state: 'none' };
+  /** The child's answer to the first initialize that succeeded. */
+  #initResult: Record<string, unknown> | undefined;
   #initializedSent = false;
   #closedReason: string | undefined;
   readonly closed: Promise<string>;
@@ -133,7 +144,7 @@ export class Upstream {
 
   /** The child's InitializeResult, once a session (or the bridge) has initialized it. */
   get initializeResult(): Record<string, unknown> | undefined {
-    return this.#init.state === 'done' ? this.#init.result : undefined;
+    return this.#initResult;
   }
 
   attach(session: SessionPort): void {
@@ -188,13 +199,8 @@ export class Upstream {
    * handshake), unless a session already did: then its result is reused.
    */
   async ensureInitialized(params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (this.#init.state === 'done') return this.#init.result;
-    const response =
-      this.#init.state === 'pending'
-        ? await new Promise<JsonRpcResponse>((resolve) =>
-            (this.#init as { waiters: ((r: JsonRpcResponse) => void)[] }).waiters.push(resolve),
-          )
-        : await this.request('initialize', params);
+    if (this.#initResult) return this.#initResult;
+    const response = await this.request('initialize', params);
     if (isErrorResponse(response))
       throw new Error(`the MCP server refused initialize: ${response.error.message}`);
     if (!this.#initializedSent) {
@@ -320,24 +326,16 @@ export class Upstream {
       const meta = { ...(request.params!._meta as object), progressToken: pending.childId };
       rewritten.params = { ...request.params, _meta: meta };
     }
-    if (request.method === 'initialize' && this.#init.state === 'none') {
-      this.#init = { state: 'pending', waiters: [] };
-    }
     this.#send(rewritten);
   }
 
   #replayInitialize(session: SessionPort, request: JsonRpcRequest): boolean {
-    const reply = (response: JsonRpcResponse): void =>
-      session.deliver({ ...response, id: request.id }, request.id);
-    if (this.#init.state === 'done') {
-      reply({ jsonrpc: '2.0', id: request.id, result: this.#init.result });
-      return true;
-    }
-    if (this.#init.state === 'pending') {
-      this.#init.waiters.push(reply);
-      return true;
-    }
-    return false;
+    const init = this.#initResult;
+    if (!init) return false;
+    const protocolVersion = sessionVersion(request.params?.protocolVersion, init.protocolVersion);
+    const result = { ...init, protocolVersion };
+    session.deliver({ jsonrpc: '2.0', id: request.id, result }, request.id);
+    return true;
   }
 
   /**
@@ -387,6 +385,12 @@ export class Upstream {
     const session = target?.session ?? [...this.#attachments.keys()].at(-1);
     if (!session) {
       this.#send(errorResponse(request.id, WIRE.INTERNAL_ERROR, 'No client session is connected'));
+      return;
+    }
+    const capability = CLIENT_CAPABILITY[request.method];
+    if (capability !== undefined && session.clientCapabilities[capability] === undefined) {
+      const message = `The client does not support ${request.method}`;
+      this.#send(errorResponse(request.id, WIRE.METHOD_NOT_FOUND, message));
       return;
     }
     this.#serverRequests.set(idKey(request.id), { session, id: request.id });
@@ -455,7 +459,8 @@ export class Upstream {
     this.#pending.delete(pending.childId);
     const seconds = (performance.now() - pending.startedAt) / 1000;
     this.#options.onRequestDone?.(pending.method, outcome, seconds);
-    if (pending.method === 'initialize') this.#initialized(response);
+    if (pending.method === 'initialize' && response && !isErrorResponse(response))
+      this.#initResult ??= response.result;
     if (!pending.session) {
       pending.settle?.(response ?? errorResponse(0, WIRE.REQUEST_TIMEOUT, 'cancelled'));
       return;
@@ -470,16 +475,6 @@ export class Upstream {
       };
     }
     pending.session.deliver(restored, pending.clientId);
-  }
-
-  #initialized(response: JsonRpcResponse | undefined): void {
-    if (this.#init.state !== 'pending') return;
-    const waiters = this.#init.waiters;
-    if (response && !isErrorResponse(response))
-      this.#init = { state: 'done', result: response.result };
-    else this.#init = { state: 'none' };
-    const answer = response ?? errorResponse(0, WIRE.INTERNAL_ERROR, 'initialize did not complete');
-    for (const waiter of waiters) waiter(answer);
   }
 
   #timer(childId: number): NodeJS.Timeout {

@@ -21,6 +21,7 @@ function port(id: string) {
   const received: { message: JsonRpcMessage; relatedTo?: RequestId }[] = [];
   const session: SessionPort = {
     id,
+    clientCapabilities: {},
     deliver: (message, relatedTo) => received.push({ message, relatedTo }),
     upstreamClosed: () => received.push({ message: { jsonrpc: '2.0', method: 'closed' } }),
   };
