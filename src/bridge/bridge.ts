@@ -6,6 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { ByteBudget } from './budget.ts';
 import type { SessionMode } from './contract.ts';
 import { isErrorResponse } from './jsonrpc.ts';
 import type { BridgeMetrics } from './metrics.ts';
@@ -27,6 +28,8 @@ export interface BridgeDeps {
   probeLauncher: Launcher;
   logger: Logger;
   metrics: BridgeMetrics;
+  /** What sessions may have waiting for their children (budget.ts). */
+  budget: ByteBudget;
   hooks?: (upstream: Upstream) => UpstreamHooks;
   /** Children waiting in the warm pool, for the children gauge. */
   pooled?: () => number;
@@ -111,6 +114,10 @@ export class Bridge {
     this.#sweeper.unref();
   }
 
+  get budget(): ByteBudget {
+    return this.#deps.budget;
+  }
+
   get sessionCount(): number {
     return this.#sessions.size;
   }
@@ -141,7 +148,8 @@ export class Bridge {
     } finally {
       this.#opening--;
     }
-    const session = new Session(this.#deps.sessionId?.() ?? randomUUID(), upstream, {
+    const sessionId = this.#deps.sessionId?.() ?? randomUUID();
+    const session = new Session(sessionId, upstream, this.#deps.budget.account(), {
       ended: (ended, reason) => this.#ended(ended, reason),
     });
     this.#sessions.set(session.id, session);
@@ -237,6 +245,7 @@ export class Bridge {
     return {
       requestTimeoutMs: this.config.requestTimeoutMs,
       logger: this.#deps.logger,
+      budget: this.#deps.budget,
       hooks: this.#deps.hooks,
       onRequestDone: (method, outcome, seconds) =>
         this.#deps.metrics.requestDone(method, outcome, seconds),

@@ -106,7 +106,7 @@ export class ModernCall implements SessionPort {
   }
 
   /** Sends the request to the child. Its _meta keeps only what a handshake-era child knows. */
-  start(request: JsonRpcRequest): void {
+  start(request: JsonRpcRequest, bytes: number): void {
     const { upstream } = this.#context;
     upstream.attach(this);
     const meta = { ...(request.params?._meta as Record<string, unknown> | undefined) };
@@ -114,7 +114,7 @@ export class ModernCall implements SessionPort {
     const params = { ...request.params };
     if (Object.keys(meta).length > 0) params._meta = meta;
     else delete params._meta;
-    upstream.fromClient(this, { ...request, params });
+    upstream.fromClient(this, { ...request, params }, bytes);
   }
 
   /** The client retried with the answers to our input requests: pass them to the child. */

@@ -137,7 +137,12 @@ export class ModernEndpoint implements ModernHandler {
     return typeof requestMeta(message)[META.protocolVersion] === 'string';
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, message: JsonRpcMessage): Promise<void> {
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: JsonRpcMessage,
+    bytes: number,
+  ): Promise<void> {
     if (!isRequest(message)) {
       // This revision defines no client notifications over HTTP, and clients send no responses.
       if (isNotification(message)) return replyEmpty(res, 202);
@@ -189,7 +194,7 @@ export class ModernEndpoint implements ModernHandler {
           id: message.id,
         });
     }
-    this.#call(upstream, message, res, init.serverInfo);
+    this.#call(upstream, message, res, init.serverInfo, bytes);
   }
 
   /** Ends parked calls and subscriptions (shutdown). */
@@ -242,6 +247,7 @@ export class ModernEndpoint implements ModernHandler {
     request: JsonRpcRequest,
     res: ServerResponse,
     serverInfo: unknown,
+    bytes: number,
   ): void {
     const state = request.params?.requestState;
     if (state !== undefined) {
@@ -263,7 +269,7 @@ export class ModernEndpoint implements ModernHandler {
     }
     const call = new ModernCall(this.#context(upstream, serverInfo), request, res);
     this.#calls.add(call);
-    call.start(request);
+    call.start(request, bytes);
   }
 
   #context(upstream: Upstream, serverInfo: unknown): CallContext {

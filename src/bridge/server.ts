@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
 import { Bridge } from './bridge.ts';
+import { ByteBudget } from './budget.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
 import { isLoopback } from './guards.ts';
@@ -116,6 +117,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       probeLauncher: launcher,
       logger,
       metrics,
+      // Room for a few messages of the largest size per session; for the bridge, a share of the
+      // sidecar's memory limit (256Mi) at the default --max-message-bytes of 4 MiB.
+      budget: new ByteBudget({
+        session: 4 * options.maxMessageBytes,
+        bridge: 16 * options.maxMessageBytes,
+      }),
       pooled: () => pool?.size ?? 0,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
       hooks: policy

@@ -12,6 +12,7 @@
  */
 
 import type { ServerResponse } from 'node:http';
+import type { Account } from './budget.ts';
 import {
   errorResponse,
   idKey,
@@ -85,6 +86,7 @@ export interface SessionEvents {
 export class Session implements SessionPort {
   readonly id: string;
   readonly upstream: Upstream;
+  readonly account: Account;
   readonly #events: SessionEvents;
   readonly #exchanges = new Map<string, Exchange>();
   readonly #streams = new Map<number, EventStream>();
@@ -94,9 +96,10 @@ export class Session implements SessionPort {
   #ended = false;
   lastActivity = Date.now();
 
-  constructor(id: string, upstream: Upstream, events: SessionEvents) {
+  constructor(id: string, upstream: Upstream, account: Account, events: SessionEvents) {
     this.id = id;
     this.upstream = upstream;
+    this.account = account;
     this.#events = events;
     this.#streams.set(GET_STREAM, new EventStream(GET_STREAM));
     upstream.attach(this);
@@ -129,8 +132,8 @@ export class Session implements SessionPort {
     this.lastActivity = Date.now();
   }
 
-  /** A client request arrived on `res`; its answer will be written there. */
-  request(message: JsonRpcRequest, res: ServerResponse): void {
+  /** A client request (`bytes` long) arrived on `res`; its answer will be written there. */
+  request(message: JsonRpcRequest, res: ServerResponse, bytes: number): void {
     const key = idKey(message.id);
     if (this.#exchanges.has(key)) {
       const error = `Request id ${String(message.id)} is already in use in this session`;
@@ -143,7 +146,7 @@ export class Session implements SessionPort {
       if (typeof declared === 'object' && declared !== null)
         this.clientCapabilities = declared as Record<string, unknown>;
     }
-    this.upstream.fromClient(this, message);
+    this.upstream.fromClient(this, message, bytes);
   }
 
   /** A client notification or response: no answer expected, unless it is refused. */

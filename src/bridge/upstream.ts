@@ -19,6 +19,7 @@
  */
 
 import type { Logger } from 'pino';
+import type { Account, ByteBudget } from './budget.ts';
 import { salvageIds, type BadLine } from './framing.ts';
 import {
   errorResponse,
@@ -52,6 +53,8 @@ export interface SessionPort {
   readonly id: string;
   /** What the client declared it can do; the child may ask it only for those. */
   readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /** Holds the bytes of this session's messages (budget.ts); none: the upstream's own. */
+  readonly account?: Account;
   /** A message for the client; `relatedTo` is the client's id of the request it belongs to. */
   deliver(message: JsonRpcMessage, relatedTo?: RequestId): void;
   /** The child is gone; the session cannot go on. */
@@ -79,6 +82,7 @@ export interface UpstreamHooks {
 export interface UpstreamOptions {
   requestTimeoutMs: number;
   logger: Logger;
+  budget: ByteBudget;
   hooks?: (upstream: Upstream) => UpstreamHooks;
   /** Called once per client or bridge request when it ends. */
   onRequestDone?: (method: string, outcome: Outcome, seconds: number) => void;
@@ -92,6 +96,9 @@ interface Pending {
   session: SessionPort | undefined;
   clientId: RequestId;
   clientProgressToken: string | number | undefined;
+  /** Holds `bytes`, the size of the client's request, until it ends. */
+  account: Account;
+  bytes: number;
   timer: NodeJS.Timeout;
   startedAt: number;
   sent: boolean;
@@ -113,6 +120,8 @@ export class Upstream {
   readonly #attachments = new Map<SessionPort, Attachment>();
   /** Requests from the child to a client: child's request id → the session asked. */
   readonly #serverRequests = new Map<string, { session: SessionPort; id: RequestId }>();
+  /** Holds the bytes of the bridge's own messages, and of sessions without an account. */
+  readonly #account: Account;
   #nextId = 1;
   /** The child's answer to the first initialize that succeeded. */
   #initResult: Record<string, unknown> | undefined;
@@ -124,6 +133,7 @@ export class Upstream {
     this.#transport = transport;
     this.#options = options;
     this.label = transport.label;
+    this.#account = options.budget.account();
     this.#hooks = options.hooks?.(this) ?? {};
     this.closed = new Promise((resolve) => {
       transport.attach({
@@ -171,15 +181,17 @@ export class Upstream {
   }
 
   /**
-   * A message from a client of this session. A request is answered through the session; a
-   * notification the hooks refuse is not passed on, and the refusal is returned.
+   * A message from a client of this session, `bytes` long as the client sent it. A request is
+   * answered through the session; a notification the hooks refuse is not passed on, and the
+   * refusal is returned.
    */
-  fromClient(session: SessionPort, message: JsonRpcMessage): JsonRpcError | undefined {
+  fromClient(session: SessionPort, message: JsonRpcMessage, bytes = 0): JsonRpcError | undefined {
     const attachment = this.#attachments.get(session);
     if (!attachment) return undefined;
-    if (isRequest(message)) this.#clientRequest(session, attachment, message);
-    else if (isNotification(message)) return this.#clientNotification(attachment, message);
-    else this.#clientResponse(session, message);
+    const account = session.account ?? this.#account;
+    if (isRequest(message)) this.#clientRequest(session, attachment, message, bytes);
+    else if (isNotification(message)) return this.#clientNotification(attachment, message, account);
+    else this.#clientResponse(session, message, account);
     return undefined;
   }
 
@@ -188,7 +200,7 @@ export class Upstream {
     return new Promise((settle) => {
       const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method };
       if (params) request.params = params;
-      const pending = this.#register(undefined, request);
+      const pending = this.#register(undefined, request, 0);
       pending.settle = settle;
       this.#forward(pending, request);
     });
@@ -222,7 +234,12 @@ export class Upstream {
 
   // --- client → child ------------------------------------------------------------------
 
-  #clientRequest(session: SessionPort, attachment: Attachment, request: JsonRpcRequest): void {
+  #clientRequest(
+    session: SessionPort,
+    attachment: Attachment,
+    request: JsonRpcRequest,
+    bytes: number,
+  ): void {
     const key = idKey(request.id);
     if (attachment.inFlight.has(key)) {
       session.deliver(
@@ -238,7 +255,7 @@ export class Upstream {
     if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
       if (this.#trackSubscription(session, attachment, request)) return;
     }
-    const pending = this.#register(session, request);
+    const pending = this.#register(session, request, bytes);
     attachment.inFlight.set(key, pending.childId);
     const screening = this.#hooks.screen?.(request);
     if (!screening) return this.#forward(pending, request);
@@ -261,6 +278,7 @@ export class Upstream {
   #clientNotification(
     attachment: Attachment,
     notification: JsonRpcNotification,
+    account: Account,
   ): JsonRpcError | undefined {
     const refusal = this.#hooks.screenNotification?.(notification);
     if (refusal) return refusal;
@@ -275,27 +293,29 @@ export class Upstream {
       const pending = childId === undefined ? undefined : this.#pending.get(childId);
       if (!pending) return undefined;
       if (pending.sent) {
-        this.#send({
-          ...notification,
-          params: { ...notification.params, requestId: pending.childId },
-        });
+        this.#send(
+          { ...notification, params: { ...notification.params, requestId: pending.childId } },
+          account,
+        );
       } else this.#finish(pending, undefined, 'cancelled');
       return undefined;
     }
-    this.#send(notification);
+    this.#send(notification, account);
     return undefined;
   }
 
-  #clientResponse(session: SessionPort, response: JsonRpcResponse): void {
+  #clientResponse(session: SessionPort, response: JsonRpcResponse, account: Account): void {
     if (response.id === undefined || response.id === null) return;
     const key = idKey(response.id);
     if (this.#serverRequests.get(key)?.session !== session) return; // not asked of this session
     this.#serverRequests.delete(key);
-    this.#send(response);
+    this.#send(response, account);
   }
 
-  #register(session: SessionPort | undefined, request: JsonRpcRequest): Pending {
+  #register(session: SessionPort | undefined, request: JsonRpcRequest, bytes: number): Pending {
     const childId = this.#nextId++;
+    const account = session?.account ?? this.#account;
+    account.take(bytes);
     const meta = request.params?._meta as Record<string, unknown> | undefined;
     const token = meta?.progressToken;
     const pending: Pending = {
@@ -306,6 +326,8 @@ export class Upstream {
       clientId: request.id,
       clientProgressToken:
         typeof token === 'string' || typeof token === 'number' ? token : undefined,
+      account,
+      bytes,
       timer: this.#timer(childId),
       startedAt: performance.now(),
       sent: false,
@@ -326,7 +348,7 @@ export class Upstream {
       const meta = { ...(request.params!._meta as object), progressToken: pending.childId };
       rewritten.params = { ...request.params, _meta: meta };
     }
-    this.#send(rewritten);
+    this.#send(rewritten, pending.account);
   }
 
   #replayInitialize(session: SessionPort, request: JsonRpcRequest): boolean {
@@ -457,6 +479,7 @@ export class Upstream {
   #finish(pending: Pending, response: JsonRpcResponse | undefined, outcome: Outcome): void {
     clearTimeout(pending.timer);
     this.#pending.delete(pending.childId);
+    pending.account.give(pending.bytes);
     const seconds = (performance.now() - pending.startedAt) / 1000;
     this.#options.onRequestDone?.(pending.method, outcome, seconds);
     if (pending.method === 'initialize' && response && !isErrorResponse(response))
@@ -496,6 +519,7 @@ export class Upstream {
     if (pending.sent) this.notify('notifications/cancelled', { requestId: childId, reason });
     clearTimeout(pending.timer);
     this.#pending.delete(childId);
+    pending.account.give(pending.bytes);
     this.#options.onRequestDone?.(
       pending.method,
       'cancelled',
@@ -540,7 +564,7 @@ export class Upstream {
     return errorResponse(childId, WIRE.SERVER_ERROR, `The MCP server process ended (${reason})`);
   }
 
-  #send(message: JsonRpcMessage): void {
-    this.#transport.send(message);
+  #send(message: JsonRpcMessage, account = this.#account): void {
+    this.#transport.send(message, account);
   }
 }

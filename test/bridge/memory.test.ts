@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { ByteBudget } from '../../src/bridge/budget.ts';
 import type { JsonRpcMessage, RequestId } from '../../src/bridge/jsonrpc.ts';
 import { MemoryLauncher, memoryPair, type PeerTransport } from '../../src/bridge/memory.ts';
 import { Upstream, type SessionPort } from '../../src/bridge/upstream.ts';
@@ -51,6 +52,7 @@ describe('Upstream over an in-memory pair', () => {
     const upstream = new Upstream(transport, {
       requestTimeoutMs: 1_000,
       logger: pino({ level: 'silent' }),
+      budget: new ByteBudget({ session: Infinity, bridge: Infinity }),
     });
     const a = port('a');
     const b = port('b');
