@@ -31,6 +31,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { everythingServer } from '../test/bridge/go-server.ts';
+import { CLI } from '../test/support/cli.ts';
 
 const { values } = parseArgs({
   options: {
@@ -46,7 +47,6 @@ const CONCURRENCY = values.sessions.split(',').map(Number);
 const ONLY = values.only;
 const NODE = process.execPath;
 const root = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
-const CLI = root('src/cli.ts');
 const SUPERGATEWAY = root('node_modules/supergateway/dist/index.js');
 const EVERYTHING = [
   NODE,

@@ -11,8 +11,9 @@
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
  */
 import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
-import type { KubeClient } from '../src/controller/kube/client.ts';
-import { MCP_SERVER, collectionPath } from '../src/controller/kube/resources.ts';
+import type { KubeClient } from '../src/kube/client.ts';
+import { collectionPath } from '../src/kube/resources.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import {
   benchCluster,
   counters,

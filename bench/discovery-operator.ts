@@ -14,8 +14,9 @@
  */
 import { DISCOVER_ANNOTATION } from '../src/api/names.ts';
 import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
-import type { KubeClient } from '../src/controller/kube/client.ts';
-import { MCP_SERVER, collectionPath, objectPath } from '../src/controller/kube/resources.ts';
+import type { KubeClient } from '../src/kube/client.ts';
+import { collectionPath, objectPath } from '../src/kube/resources.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { SCHEDULER_DEFAULTS } from '../src/discovery/scheduler.ts';
 import {
   benchCluster,

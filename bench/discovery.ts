@@ -11,9 +11,9 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import { discover } from '../src/discovery/client.ts';
-import { computeDrift, driftStatus } from '../src/discovery/drift.ts';
+import { computeDrift, driftStatus } from '../src/tools/drift.ts';
 import { DiscoveryScheduler, SCHEDULER_DEFAULTS } from '../src/discovery/scheduler.ts';
-import { type CompactDiscovery, compactStatus, takeSnapshot } from '../src/discovery/snapshot.ts';
+import { type CompactDiscovery, compactStatus, takeSnapshot } from '../src/tools/snapshot.ts';
 import { startFixture, stopFixtures } from './harness.ts';
 
 const servers = Number(process.argv[2] ?? 1000);

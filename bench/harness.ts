@@ -15,19 +15,14 @@ import { load } from 'js-yaml';
 import { CRD_FILE, CRD_NAME } from '../src/api/crd.ts';
 import { KIND } from '../src/api/names.ts';
 import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
-import { connect, type KubeClient } from '../src/controller/kube/client.ts';
-import { loadClientConfig } from '../src/controller/kube/config.ts';
-import {
-  MCP_SERVER,
-  NAMESPACE,
-  collectionPath,
-  objectPath,
-  type ResourceType,
-} from '../src/controller/kube/resources.ts';
+import { connect, type KubeClient } from '../src/kube/client.ts';
+import { loadClientConfig } from '../src/kube/config.ts';
+import { NAMESPACE, collectionPath, objectPath, type ResourceType } from '../src/kube/resources.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
-
-const CLI = join(import.meta.dirname, '..', 'src', 'cli.ts');
+import { CLI } from '../test/support/cli.ts';
+import { waitFor } from '../test/support/wait.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -106,11 +101,7 @@ export async function createServers(
 
 /** Polls once a second: listing every MCPServer is itself load on the API server. */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await sleep(1000);
-  }
+  await waitFor(what, check, { timeoutMs, intervalMs: 1000 });
 }
 
 /** Waits until the operator has written nothing for a few seconds; returns its counters then. */

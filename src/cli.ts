@@ -5,11 +5,9 @@
  * bridge sidecar does not load the controller and vice versa.
  */
 
+import type { Command } from './command.ts';
 import { OperatorError } from './errors.ts';
 import { importOptional } from './optional.ts';
-
-/** A command takes the arguments after its name and resolves to the process exit code. */
-export type Command = (argv: string[]) => Promise<number>;
 
 interface CommandEntry {
   summary: string;

@@ -1,14 +1,16 @@
 /**
  * Local error registry: every error the operator raises on purpose has a stable code, a message
- * template and, where it reaches HTTP, a status. Codes are for logs, events and tests; they are
- * never JSON-RPC wire codes (those live with the bridge, see src/bridge).
+ * template and a hint that says what to do about it. Codes are for logs, events and tests; they
+ * are never JSON-RPC wire codes (those are in src/mcp/jsonrpc.ts). docs/errors.md is generated
+ * from this registry (`npm run docs`), and `npm run check` fails when it is stale.
  *
  * Add an entry to ERRORS, then throw `operatorError('CODE', ...args)`.
  */
 
 interface ErrorSpec<A extends unknown[]> {
   message: (...args: A) => string;
-  httpStatus?: number;
+  /** What the reader should check or do, for docs/errors.md. */
+  hint: string;
 }
 
 const define = <A extends unknown[]>(spec: ErrorSpec<A>): ErrorSpec<A> => spec;
@@ -16,126 +18,159 @@ const define = <A extends unknown[]>(spec: ErrorSpec<A>): ErrorSpec<A> => spec;
 export const ERRORS = {
   MCPOP_BRIDGE_USAGE: define({
     message: (reason: string) => `mcp-operator bridge: ${reason}`,
+    hint: 'Run `mcp-operator bridge --help` for the flags; in a pod the controller renders them, so a bad value there comes from the MCPServer spec.',
   }),
   MCPOP_SUPERVISOR_UNAVAILABLE: define({
     message: (control: string, reason: string) =>
       `cannot reach the supervisor through ${control}: ${reason}; is the server container running supervisor.sh?`,
+    hint: "The server container runs the supervisor from the shared emptyDir; check that it started (`kubectl logs <pod> -c server`) and that the bridge's --supervisor-dir is that volume.",
   }),
   MCPOP_CHILD_START_FAILED: define({
     message: (child: string, reason: string) =>
       `MCP server process ${child} did not start: ${reason}`,
+    hint: "Check spec.command and spec.args, and that the image has the program; the bridge's log has the child's stderr.",
   }),
   MCPOP_BRIDGE_INSTALL: define({
     message: (file: string, reason: string) => `bridge-install: cannot copy ${file}: ${reason}`,
+    hint: "The init container copies busybox and supervisor.sh from the image into the pod volume: check that the image is the operator's and the volume is writable.",
   }),
   MCPOP_POLICY_INVALID: define({
     message: (file: string, reason: string) => `policy file ${file} is invalid: ${reason}`,
+    hint: 'The controller writes this file from spec.tools (the `<name>-policy` ConfigMap); a hand-edited ConfigMap is put back at the next reconcile.',
   }),
   MCPOP_INVALID_FLAG: define({
     message: (flag: string, reason: string) => `invalid value for ${flag}: ${reason}`,
+    hint: 'The message names the flag and what it accepts; durations are Go-style (`30s`, `5m`).',
   }),
   MCPOP_NOT_CANONICAL: define({
     message: (reason: string) => `cannot digest a value that RFC 8785 cannot represent: ${reason}`,
+    hint: 'A tool definition holds a value RFC 8785 canonical JSON cannot represent (a non-finite number, a lone surrogate); the server must list valid JSON.',
   }),
   MCPOP_DISCOVERY_UNAUTHORIZED: define({
     message: (url: string, status: number) =>
       `${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'} from ${url}: the server refused the bearer token; check spec.auth.secretRef`,
+    hint: "Put the server's bearer token in the Secret named by spec.auth.secretRef (key `token` unless spec.auth.secretRef.key says otherwise).",
   }),
   MCPOP_DISCOVERY_HTTP_STATUS: define({
     message: (url: string, method: string, status: number, body: string) =>
       `HTTP ${status} from ${url} for ${method} (${body}, not shown): check that the URL is the MCP endpoint of a Streamable HTTP server, and that server's own logs`,
+    hint: "The server answered with an HTTP error; its body is never shown, since spec.url may point anywhere (docs/tenancy.md). Check spec.url or the port and path of the server, and the server's own logs.",
   }),
   MCPOP_DISCOVERY_REDIRECT: define({
     message: (url: string, method: string, status: number, location: string) =>
       `HTTP ${status} from ${url} for ${method}: redirected to ${location}; point discovery at the final URL`,
+    hint: 'Discovery does not follow redirects (one could carry the bearer token to another host): set spec.url to the final URL the message names.',
   }),
   MCPOP_DISCOVERY_UNREACHABLE: define({
     message: (url: string, reason: string) =>
       `cannot reach ${url}: ${reason}; check that the server runs and that its URL, port and path are right`,
+    hint: 'Check that the server runs and that its URL, port and path are right; for a deployed server, that its Service has ready endpoints.',
   }),
   MCPOP_DISCOVERY_EGRESS_DENIED: define({
     message: (url: string, where: string, range: string, why: string) =>
       `discovery does not connect to ${url}: ${where} is in ${range} (${why}), which the operator's egress policy denies; if the server is meant to be reached there, the operator's administrator can allow the range (--discovery-allowed-cidrs, chart value discovery.egress.allowedCIDRs)`,
+    hint: "Discovery connects only where the operator's egress policy allows (docs/tenancy.md): use a URL whose addresses are allowed, or have the administrator allow the range with discovery.egress.allowedCIDRs (--discovery-allowed-cidrs).",
   }),
   MCPOP_DISCOVERY_TIMEOUT: define({
     message: (url: string, method: string, budgetMs: number) =>
       `${url} did not answer ${method} within the discovery budget of ${budgetMs} ms: the server hangs or is too slow (spec.discovery.timeout)`,
+    hint: 'The server hangs or is slow: raise spec.discovery.timeout, or find out why tools/list takes that long.',
   }),
   MCPOP_DISCOVERY_CANCELLED: define({
     message: (url: string) => `discovery of ${url} was cancelled`,
+    hint: 'Not a fault: the server was deleted, its spec changed, or leadership moved while discovery ran. The next run starts on its own.',
   }),
   MCPOP_DISCOVERY_TOO_LARGE: define({
     message: (url: string, limitBytes: number) =>
       `${url} sent more than ${limitBytes} bytes; discovery stopped reading (a tool list this large cannot be recorded)`,
+    hint: 'The answer is larger than discovery reads (8 MiB); a tool list that large cannot be recorded.',
   }),
   MCPOP_DISCOVERY_BAD_RESPONSE: define({
     message: (url: string, method: string, reason: string) =>
       `malformed answer from ${url} to ${method}: ${reason}`,
+    hint: 'The server does not speak Streamable HTTP as MCP specifies (content type, JSON-RPC shape); check that spec.url points at an MCP endpoint.',
   }),
   MCPOP_DISCOVERY_INVALID_RESULT: define({
     message: (url: string, method: string, path: string, problem: string) =>
       `invalid ${method} result from ${url} at ${path === '' ? '/' : path}: ${problem}`,
+    hint: "The server's result does not match the MCP schema at the path named; fix the server.",
   }),
   MCPOP_DISCOVERY_RPC_ERROR: define({
     message: (url: string, method: string, code: number, text: string) =>
       `${url} answered ${method} with JSON-RPC error ${code}: ${text}`,
+    hint: 'The server refused the request; its logs say why.',
   }),
   MCPOP_DISCOVERY_UNSUPPORTED_VERSION: define({
     message: (url: string, offered: string, known: string) =>
       `${url} speaks no MCP protocol version discovery knows (server: ${offered}; discovery: ${known})`,
+    hint: "The server and the operator share no MCP protocol revision; upgrade the server's MCP SDK.",
   }),
   MCPOP_DISCOVERY_ENDLESS_PAGES: define({
     message: (url: string, reason: string) =>
       `tools/list pagination from ${url} does not end: ${reason}`,
+    hint: "The server's tools/list cursors repeat or never end; fix the server's pagination.",
   }),
   MCPOP_DISCOVERY_TOO_MANY_TOOLS: define({
     message: (url: string, limit: number) =>
       `${url} lists more than ${limit} tools; discovery stopped (raise the limit only if the server really has that many)`,
+    hint: 'The server lists more tools than discovery records (1,000); split it into several servers.',
   }),
   MCPOP_DISCOVERY_DUPLICATE_TOOL: define({
     message: (url: string, name: string) =>
       `${url} lists the tool '${name}' more than once; tool names must be unique within a server`,
+    hint: 'Tool names must be unique within a server; fix the server.',
   }),
   MCPOP_DISCOVERY_AUTH_SECRET: define({
     message: (secret: string, problem: string) =>
       `cannot read the bearer token for discovery: Secret ${secret} (spec.auth.secretRef) ${problem}`,
+    hint: "Create the Secret named by spec.auth.secretRef in the server's namespace, with the token under its key.",
   }),
   MCPOP_DISCOVERY_TOKEN_SECRET: define({
     message: (secret: string, problem: string) =>
       `cannot read the discovery token the bridge expects under driftPolicy Enforce: Secret ${secret} ${problem}; the operator creates it and the next pass puts it back`,
+    hint: 'The operator creates the `<name>-discovery` Secret for an enforced stdio server; the next reconcile puts a deleted one back.',
   }),
   MCPOP_SNAPSHOT_INVALID: define({
     message: (source: string, reason: string) => `the snapshot in ${source} is invalid: ${reason}`,
+    hint: 'The `<name>-snapshot` ConfigMap was edited or is damaged; delete it and the next discovery writes it again.',
   }),
   MCPOP_NOT_DISCOVERED: define({
     message: (server: string, reason: string) =>
       `${server} has no snapshot to read: ${reason}; see its Discovered condition (kubectl describe mcps)`,
+    hint: 'Wait for a discovery to succeed; the Discovered condition (`kubectl describe mcps <name>`) says why it has not.',
   }),
   MCPOP_COMMAND_USAGE: define({
     message: (command: string, reason: string) => `mcp-operator ${command}: ${reason}`,
+    hint: 'Run the command with --help for its arguments.',
   }),
   MCPOP_BASELINE_INVALID: define({
     message: (source: string, reason: string) =>
       `the approved tools in ${source} are invalid: ${reason}`,
+    hint: 'Fix the approved tools in spec.tools.approved or the ConfigMap it references (key `tools.yaml`); `mcp-operator approve` prints a valid list.',
   }),
   MCPOP_KUBE_API: define({
     message: (request: string, status: number, detail: string) =>
       `${request}: HTTP ${status}: ${detail}`,
+    hint: "The Kubernetes API server refused a request; the message has its reason. A 403 means the operator's RBAC lacks a verb (see the chart's ClusterRole).",
   }),
   MCPOP_KUBE_CONFIG: define({
     message: (reason: string) => `no usable Kubernetes client configuration: ${reason}`,
+    hint: 'Set KUBECONFIG, or run in a pod with a service account token.',
   }),
   MCPOP_LEADERSHIP_LOST: define({
     message: (lease: string) => `lost leadership of lease ${lease}; stopping so another can lead`,
+    hint: 'Not a fault on its own: another replica leads. Repeated, it means the API server is slow to answer Lease updates.',
   }),
   MCPOP_OPTIONAL_DEPENDENCY: define({
     message: (pkg: string, needs: string) =>
       `${needs} needs the optional package ${pkg}, which this installation leaves out ` +
       `(the container image does): install it with \`npm install ${pkg}\``,
+    hint: 'The image ships without it: in a pod the operator uses its ServiceAccount. Run commands that need a kubeconfig with exec or auth-provider credentials from an npm installation.',
   }),
   MCPOP_DEV_NO_CLUSTER: define({
     message: (tried: string, reason: string) =>
       `no Kubernetes cluster answers at ${tried} and ${reason}; point KUBECONFIG at a cluster`,
+    hint: 'Point KUBECONFIG at a cluster, or install Go so that `mcp-operator dev` can build and start the local control plane.',
   }),
 } as const;
 
@@ -144,17 +179,15 @@ type ArgsOf<C extends ErrorCode> = Parameters<(typeof ERRORS)[C]['message']>;
 
 export class OperatorError extends Error {
   readonly code: ErrorCode;
-  readonly httpStatus: number | undefined;
 
-  constructor(code: ErrorCode, message: string, httpStatus?: number, options?: ErrorOptions) {
+  constructor(code: ErrorCode, message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'OperatorError';
     this.code = code;
-    this.httpStatus = httpStatus;
   }
 }
 
 export function operatorError<C extends ErrorCode>(code: C, ...args: ArgsOf<C>): OperatorError {
   const spec = ERRORS[code] as ErrorSpec<ArgsOf<C>>;
-  return new OperatorError(code, spec.message(...args), spec.httpStatus);
+  return new OperatorError(code, spec.message(...args));
 }

@@ -76,7 +76,7 @@ const conditionColumn = (name: string, type: string, field: string, description:
   description,
 });
 
-/** `kubectl get mcps`: Ready, Transport, Tools, Drift, Age (DESIGN.md); Endpoint with -o wide. */
+/** `kubectl get mcps`: Ready, Transport, Tools, Drift, Age (README.md); Endpoint with -o wide. */
 const PRINTER_COLUMNS = [
   conditionColumn('Ready', ConditionType.Ready, 'status', 'Whether the server is ready.'),
   {

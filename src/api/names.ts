@@ -1,6 +1,6 @@
 /**
- * The names users type and tools match on (DESIGN.md, "Names"). Changing one of these is an API
- * change.
+ * The names users type and tools match on: the API group, kind, short names, labels and
+ * annotations. Changing one of these is an API change.
  */
 
 export const API_GROUP = 'mcp-operator.dev';

@@ -2,15 +2,15 @@
  * `mcp-operator bridge [flags] [-- <command> <args…>]`: serves a stdio MCP server as Streamable
  * HTTP. With a command it spawns the server itself (local mode); with --supervisor-dir it asks
  * the supervisor in the server container for children (pod mode). The flags are the ones of
- * BRIDGE_FLAGS in contract.ts, which the controller renders.
+ * BRIDGE_FLAGS in pod-contract.ts, which the controller renders.
  */
 
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import type { Command } from '../cli.ts';
+import type { Command } from '../command.ts';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
-import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './contract.ts';
+import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
 import { parseOrigins } from './guards.ts';
 import { parseHostPort } from './replicas.ts';
 import { startBridge, type BridgeOptions } from './server.ts';

@@ -1,13 +1,13 @@
 /**
  * The MCP endpoint: Streamable HTTP, revision 2025-11-25 (basic/transports). One path for
  * POST, GET and DELETE. Requests pass the guards in order (Origin, token, method, media types,
- * body, JSON-RPC shape), then go to their session; 2026-07-28 requests branch off to modern.ts.
+ * body, JSON-RPC shape), then go to their session; 2026-07-28 requests branch off to stateless.ts.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from './auth.ts';
-import { SessionLimitError, type Bridge } from './bridge.ts';
+import { SessionLimitError, type Bridge } from './session-table.ts';
 import type { Account } from './budget.ts';
 import {
   accepts,
@@ -18,11 +18,17 @@ import {
   OverBudget,
   readBody,
 } from './guards.ts';
-import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from './contract.ts';
-import { classify, isRequest, WIRE, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
+import { DISCOVERY_TOKEN_HEADER, HEADER, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
+import { HANDSHAKE_VERSIONS } from '../mcp/versions.ts';
+import {
+  classify,
+  isRequest,
+  WIRE,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+} from '../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from './replies.ts';
 import { parseEventId } from './sse.ts';
-import { LEGACY_VERSIONS } from './versions.ts';
 
 export interface EndpointContext {
   bridge: Bridge;
@@ -35,10 +41,10 @@ export interface EndpointContext {
   /** False while shutting down: no new sessions. */
   accepting: () => boolean;
   /** Handles a request of a 2026-07-28 client; undefined: such requests are refused. */
-  modern?: ModernHandler;
+  stateless?: StatelessHandler;
 }
 
-export interface ModernHandler {
+export interface StatelessHandler {
   /** Whether this POST speaks 2026-07-28 (no session, version in header or `_meta`). */
   claims(req: IncomingMessage, message: JsonRpcMessage): boolean;
   /** `bytes`: the size of the body, held by the bridge's budget until this returns. */
@@ -111,7 +117,7 @@ async function post(
     );
   }
   // The body counts against the budget from its first byte until it is handed on.
-  const sessionId = header(req, 'mcp-session-id');
+  const sessionId = header(req, HEADER.sessionId);
   const account =
     (sessionId === undefined ? undefined : ctx.bridge.session(sessionId)?.account) ??
     ctx.bridge.budget.account();
@@ -133,7 +139,7 @@ async function route(
   bytes: number,
 ): Promise<void> {
   dropUnprovenUnfiltered(ctx, req, message);
-  if (ctx.modern?.claims(req, message)) return ctx.modern.handle(req, res, message, bytes);
+  if (ctx.stateless?.claims(req, message)) return ctx.stateless.handle(req, res, message, bytes);
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes);
@@ -248,7 +254,7 @@ async function initialize(
   message: JsonRpcRequest,
   bytes: number,
 ): Promise<void> {
-  if (header(req, 'mcp-session-id') !== undefined) {
+  if (header(req, HEADER.sessionId) !== undefined) {
     return replyError(
       res,
       400,
@@ -290,21 +296,21 @@ async function initialize(
 
 /** The session a request names: 400 without a session id, 404 for an unknown one. */
 function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse) {
-  const version = header(req, 'mcp-protocol-version');
+  const version = header(req, HEADER.protocolVersion);
   // Without the header the server SHOULD assume 2025-03-26; an unknown one is a 400.
-  if (version !== undefined && !LEGACY_VERSIONS.includes(version)) {
+  if (version !== undefined && !HANDSHAKE_VERSIONS.includes(version)) {
     replyError(
       res,
       400,
       WIRE.SERVER_ERROR,
       `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)}`,
       {
-        data: { supported: LEGACY_VERSIONS },
+        data: { supported: HANDSHAKE_VERSIONS },
       },
     );
     return undefined;
   }
-  const id = header(req, 'mcp-session-id');
+  const id = header(req, HEADER.sessionId);
   if (id === undefined) {
     replyError(res, 400, WIRE.SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required');
     return undefined;
@@ -334,7 +340,7 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
   }
   const session = findSession(ctx, req, res);
   if (!session) return;
-  const lastEventId = header(req, 'last-event-id');
+  const lastEventId = header(req, HEADER.lastEventId);
   if (lastEventId === undefined) {
     if (session.openGetStream(res) === 'busy') {
       replyError(

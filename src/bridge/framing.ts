@@ -8,7 +8,7 @@
  * goes on with the next line.
  */
 
-import { classify, type JsonRpcMessage, type RequestId } from './jsonrpc.ts';
+import { classify, type JsonRpcMessage, type RequestId } from '../mcp/jsonrpc.ts';
 
 export type BadLineReason = 'too-large' | 'invalid-utf8' | 'not-json' | 'not-json-rpc';
 

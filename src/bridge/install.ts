@@ -1,16 +1,16 @@
 /**
  * `mcp-operator bridge-install --to <dir>`: the init container of a stdio server's pod. Copies
  * the static busybox and the supervisor script from our image into the pod's emptyDir, where
- * the server container runs them (contract.ts, supervisedCommand). Each file is written under a
+ * the server container runs them (pod-contract.ts, supervisedCommand). Each file is written under a
  * temporary name and renamed, so the server container never sees half a binary.
  */
 
 import { chmod, copyFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Command } from '../cli.ts';
+import type { Command } from '../command.ts';
 import { operatorError, OperatorError } from '../errors.ts';
-import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from './contract.ts';
+import { BUSYBOX_FILE, IMAGE_ASSET_DIR, SUPERVISOR_FILE } from './pod-contract.ts';
 
 /** Overrides the image's asset directory (tests, or an image laid out differently). */
 export const ASSET_DIR_ENV = 'MCP_OPERATOR_ASSET_DIR';

@@ -5,7 +5,7 @@
  *
  * - `allow` is absent or lists its name, and
  * - `approved` is absent or holds its name with the digest of its current definition (SHA-256
- *   over RFC 8785 canonical JSON, src/discovery/digest.ts — the digest discovery records).
+ *   over RFC 8785 canonical JSON, src/tools/digest.ts — the digest discovery records).
  *
  * A tools/list request with `_meta["mcp-operator.dev/unfiltered"]: true` (UNFILTERED_LIST_META)
  * gets every tool: that is how discovery sees drifted tools to report them. The endpoint keeps
@@ -24,69 +24,17 @@
  * whose tool list cannot be read (the last list may describe tools that have changed since).
  */
 
-import { Type, type Static } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
-import { toolDigest, type Digest, type ToolLike } from '../discovery/digest.ts';
-import { operatorError } from '../errors.ts';
-import { UNFILTERED_LIST_META } from './contract.ts';
+import { toolDigest, type Digest, type ToolLike } from '../tools/digest.ts';
+import { UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
   errorResponse,
   isErrorResponse,
   WIRE,
   type JsonRpcError,
   type JsonRpcRequest,
-} from './jsonrpc.ts';
+} from '../mcp/jsonrpc.ts';
+import type { BridgePolicy } from '../tools/policy.ts';
 import type { Upstream, UpstreamHooks } from './upstream.ts';
-
-export const PolicySchema = Type.Object(
-  {
-    approved: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ minLength: 1 }),
-            digest: Type.String({ pattern: DIGEST_PATTERN }),
-          },
-          { additionalProperties: false },
-        ),
-        {
-          description:
-            'Approved tools: name and digest of the approved definition. Absent: no digest check.',
-        },
-      ),
-    ),
-    allow: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), {
-        description: 'Tool names agents may see and call. Absent: every (approved) tool.',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export type BridgePolicy = Static<typeof PolicySchema>;
-
-const checkPolicy = TypeCompiler.Compile(PolicySchema);
-
-/** Parses and validates a policy file; throws MCPOP_POLICY_INVALID naming the first problem. */
-export function parsePolicy(text: string, file = 'policy'): BridgePolicy {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw operatorError('MCPOP_POLICY_INVALID', file, `not JSON: ${(error as Error).message}`);
-  }
-  const problem = checkPolicy.Errors(value).First();
-  if (problem)
-    throw operatorError('MCPOP_POLICY_INVALID', file, `${problem.path || '/'}: ${problem.message}`);
-  const policy = value as BridgePolicy;
-  const names = policy.approved?.map((tool) => tool.name) ?? [];
-  const duplicate = names.find((name, index) => names.indexOf(name) !== index);
-  if (duplicate !== undefined)
-    throw operatorError('MCPOP_POLICY_INVALID', file, `tool ${duplicate} is approved twice`);
-  return policy;
-}
 
 export type DenialReason =
   | 'policy-unavailable'

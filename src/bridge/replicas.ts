@@ -4,7 +4,7 @@
  * without affinity. So a session id starts with the tag of the replica that holds it, and a
  * bridge that gets a request for another replica's session forwards the HTTP request, as is
  * and streamed both ways, to that replica: clients need no affinity and no change. The
- * `requestState` of a 2026-07-28 call parked for input (modern.ts) is named the same way, and
+ * `requestState` of a 2026-07-28 call parked for input (stateless.ts) is named the same way, and
  * its retry is forwarded to the replica that holds the call.
  *
  * The tag is a digest of the replica's address, and a bridge forwards only to an address in
@@ -26,7 +26,8 @@ import {
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { header } from './guards.ts';
-import { WIRE } from './jsonrpc.ts';
+import { WIRE } from '../mcp/jsonrpc.ts';
+import { HEADER } from '../mcp/metadata.ts';
 import { replyError } from './replies.ts';
 
 /** Marks a forwarded request: the replica it reaches answers it itself, whatever its tag says. */
@@ -122,7 +123,7 @@ export class ReplicaRouter {
    * tag, or a request a peer already forwarded).
    */
   async route(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    const peer = await this.#owner(req, header(req, 'mcp-session-id'));
+    const peer = await this.#owner(req, header(req, HEADER.sessionId));
     if (peer === undefined) return false;
     this.#forward(req, res, peer);
     return true;

@@ -1,7 +1,7 @@
 /** Small helpers for writing HTTP answers; every error body is a JSON-RPC error response. */
 
 import type { ServerResponse } from 'node:http';
-import { errorResponse, type JsonRpcMessage, type RequestId } from './jsonrpc.ts';
+import { errorResponse, type JsonRpcMessage, type RequestId } from '../mcp/jsonrpc.ts';
 
 export type Headers = Record<string, string | number>;
 

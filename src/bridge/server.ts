@@ -10,15 +10,16 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
-import { Bridge } from './bridge.ts';
+import { Bridge } from './session-table.ts';
 import { ByteBudget } from './budget.ts';
-import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './contract.ts';
+import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './pod-contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
 import { isLoopback } from './guards.ts';
-import { WIRE } from './jsonrpc.ts';
+import { WIRE } from '../mcp/jsonrpc.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
-import { ModernEndpoint } from './modern.ts';
-import { parsePolicy, PolicyGate, type BridgePolicy } from './policy.ts';
+import { StatelessEndpoint } from './stateless.ts';
+import { PolicyGate } from './policy.ts';
+import { parsePolicy, type BridgePolicy } from '../tools/policy.ts';
 import { WarmPool } from './pool.ts';
 import { ReplicaRouter } from './replicas.ts';
 import { replyError, replyText } from './replies.ts';
@@ -138,7 +139,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
 
   let accepting = true;
   let ready = false;
-  const modern = new ModernEndpoint({
+  const stateless = new StatelessEndpoint({
     bridge,
     logger,
     parkMs: options.requestTimeoutMs,
@@ -152,7 +153,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     discoveryToken,
     logger,
     accepting: () => accepting,
-    modern,
+    stateless,
   });
 
   const routes: Record<
@@ -227,7 +228,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     stopProbing.abort();
     const closed = new Promise((resolve) => server.close(resolve));
     await bridge.drain(Date.now() + options.graceMs);
-    modern.close();
+    stateless.close();
     await bridge.close();
     server.closeAllConnections();
     await closed;

@@ -22,7 +22,8 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
   type RequestId,
-} from './jsonrpc.ts';
+} from '../mcp/jsonrpc.ts';
+import { HEADER } from '../mcp/metadata.ts';
 import { replyJson } from './replies.ts';
 import { EventStream, SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
@@ -155,7 +156,7 @@ export class Session implements SessionPort {
   }
 
   get headers(): Record<string, string> {
-    return { 'mcp-session-id': this.id };
+    return { [HEADER.sessionId]: this.id };
   }
 
   deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {

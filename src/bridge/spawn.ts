@@ -5,7 +5,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BRIDGE_TOKEN_ENV } from './contract.ts';
+import { BRIDGE_TOKEN_ENV } from './pod-contract.ts';
 import { StreamTransport, type Launcher, type Transport } from './transport.ts';
 
 export interface SpawnOptions {

@@ -6,7 +6,7 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import type { JsonRpcMessage } from './jsonrpc.ts';
+import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
 
 /** Events kept per stream for replay; older ones are dropped first. */
 const RETAINED_EVENTS = 256;

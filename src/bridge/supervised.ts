@@ -1,6 +1,6 @@
 /**
  * Pod mode: children are started by the supervisor (supervisor.sh) in the server container, and
- * reached over FIFOs in the emptyDir both containers mount (src/bridge/contract.ts).
+ * reached over FIFOs in the emptyDir both containers mount (src/bridge/pod-contract.ts).
  *
  * Every FIFO is opened with O_NONBLOCK, so an open never parks a libuv thread while the other
  * side is not there yet: `<id>.out` opens for reading at once; `<id>.in` and the control FIFO
@@ -15,7 +15,7 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { operatorError } from '../errors.ts';
-import { childInFifo, childOutFifo, CONTROL_FIFO } from './contract.ts';
+import { childInFifo, childOutFifo, CONTROL_FIFO } from './pod-contract.ts';
 import { StreamTransport, type Launcher, type Transport } from './transport.ts';
 
 const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;

@@ -1,7 +1,7 @@
 /**
  * The narrow seam between the bridge and one MCP server process: a channel of JSON-RPC
  * messages. A spawned child (spawn.ts), a child started by the supervisor over FIFOs
- * (supervisor.ts) and an in-memory pair for tests all implement it; nothing above this file
+ * (supervised.ts) and an in-memory pair (memory-transport.ts) all implement it; nothing above this file
  * knows which one it talks to.
  *
  * Lifecycle: a transport is open when its launcher hands it out. Messages that arrive before
@@ -13,7 +13,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Account } from './budget.ts';
 import { encodeLine, JsonRpcLineDecoder, type BadLine } from './framing.ts';
-import type { JsonRpcMessage } from './jsonrpc.ts';
+import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
 
 export interface TransportHandlers {
   onMessage: (message: JsonRpcMessage) => void;

@@ -34,9 +34,9 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from './jsonrpc.ts';
+} from '../mcp/jsonrpc.ts';
 import type { Transport } from './transport.ts';
-import { sessionVersion } from './versions.ts';
+import { sessionVersion } from '../mcp/versions.ts';
 
 /**
  * The client capability each server→client request needs (2025-11-25 basic/lifecycle,

@@ -18,13 +18,12 @@ import type { Logger } from 'pino';
 import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, MANAGED_BY } from '../api/names.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
 import { baselineReferences } from '../discovery/baseline.ts';
-import type { KubeClient } from './kube/client.ts';
-import { Informer } from './kube/informer.ts';
-import type { Change } from './kube/reflector.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { Informer } from '../kube/informer.ts';
+import type { Change } from '../kube/reflector.ts';
 import {
   CONFIG_MAP,
   DEPLOYMENT,
-  MCP_SERVER,
   POD,
   SECRET,
   SERVICE,
@@ -34,8 +33,9 @@ import {
   objectKey,
   type KubeObject,
   type ResourceType,
-} from './kube/resources.ts';
-import type { StoredMCPServer } from './render/metadata.ts';
+} from '../kube/resources.ts';
+import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { startupReferences } from './render/pod.ts';
 import type { RENDERED_KINDS } from './render/render.ts';
 

@@ -5,7 +5,7 @@
 import { pino, type Logger } from 'pino';
 import { OperatorError, operatorError } from '../errors.ts';
 import { controllerUsage, parseControllerConfig, type ControllerConfig } from './config.ts';
-import { loadClientConfig, type ClientConfig } from './kube/config.ts';
+import { loadClientConfig, type ClientConfig } from '../kube/config.ts';
 import { Manager } from './manager.ts';
 
 /** Parses flags, or prints usage / the error and returns the exit code. */

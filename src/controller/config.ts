@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError } from '../errors.ts';
 import { type EgressSettings, isCidr } from '../discovery/egress.ts';
-import type { LeaseSettings } from './leader.ts';
+import type { LeaseSettings } from '../kube/leader.ts';
 
 export interface ControllerConfig {
   /** Namespaces to watch; empty watches every namespace. */

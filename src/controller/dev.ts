@@ -23,8 +23,8 @@ import { pino, type Logger } from 'pino';
 import { FIELD_MANAGER } from '../api/names.ts';
 import { operatorError } from '../errors.ts';
 import { configOrExit, runManager } from './command.ts';
-import { connect } from './kube/client.ts';
-import { loadClientConfig, type ClientConfig } from './kube/config.ts';
+import { connect } from '../kube/client.ts';
+import { loadClientConfig, type ClientConfig } from '../kube/config.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const CLUSTER_CLI = join(REPO, 'test', 'cluster', 'cli.ts');

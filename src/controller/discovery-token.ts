@@ -13,20 +13,29 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { DISCOVERY_TOKEN_KEY } from '../bridge/contract.ts';
-import { objectMeta, objectNames, type StoredMCPServer } from './render/metadata.ts';
-import { isEnforced } from './render/policy.ts';
+import type { Logger } from 'pino';
+import { FIELD_MANAGER } from '../api/names.ts';
+import { needsDiscoveryToken } from '../api/v1alpha1/spec.ts';
+import { DISCOVERY_TOKEN_KEY, objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
+import { errorText, isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
+import type { Store } from '../kube/store.ts';
+import {
+  SECRET,
+  collectionPath,
+  controllerOf,
+  keyOf,
+  objectKey,
+  objectPath,
+  type KubeObject,
+} from '../kube/resources.ts';
+import { ownerKey } from './caches.ts';
+import { objectMeta } from './render/metadata.ts';
 
 /** Bytes of randomness in a token (base64url: 43 characters). */
 const TOKEN_BYTES = 32;
 
-/** Whether the server's bridge expects a discovery token: a deployed stdio server under Enforce. */
-export function needsDiscoveryToken(server: StoredMCPServer): boolean {
-  return server.spec.image !== undefined && isEnforced(server);
-}
-
 /** A new Secret with a fresh random token; its value never reaches a log, status or event. */
-export function discoveryTokenSecret(server: StoredMCPServer) {
+function discoveryTokenSecret(server: StoredMCPServer) {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -34,4 +43,77 @@ export function discoveryTokenSecret(server: StoredMCPServer) {
     type: 'Opaque',
     stringData: { [DISCOVERY_TOKEN_KEY]: randomBytes(TOKEN_BYTES).toString('base64url') },
   };
+}
+
+/** Why the Secret could not be put in place: the object, a message for status, the error. */
+export interface TokenFailure {
+  object: string;
+  message: string;
+  err: unknown;
+}
+
+/** The Secret's lifecycle within a reconcile pass: created before the Deployment, pruned after. */
+export class DiscoveryTokens {
+  readonly #client: KubeClient;
+  /** The metadata cache of Secrets (no values). */
+  readonly #secrets: Store<KubeObject>;
+
+  constructor(client: KubeClient, secrets: Store<KubeObject>) {
+    this.#client = client;
+    this.#secrets = secrets;
+  }
+
+  /**
+   * Creates the Secret if the cache has none: before the Deployment, whose bridge mounts it.
+   * Never updates it: the token stays what it was. Says what it created, or why it failed.
+   */
+  async ensure(
+    server: StoredMCPServer,
+    log: Logger,
+  ): Promise<{ created?: string; failure?: TokenFailure }> {
+    if (!needsDiscoveryToken(server)) return {};
+    const { namespace } = server.metadata;
+    const name = objectNames(server).discoverySecret;
+    const object = `Secret/${name}`;
+    const live = this.#secrets.get(objectKey(namespace, name));
+    if (live !== undefined) {
+      if (ownerKey(live) === keyOf(server)) return {};
+      const message = `${object} already exists and is controlled by something else; delete or rename it`;
+      return { failure: { object, message, err: new Error(message) } };
+    }
+    try {
+      await this.#client.request({
+        method: 'POST',
+        path: collectionPath(SECRET, namespace),
+        query: { fieldManager: FIELD_MANAGER },
+        body: discoveryTokenSecret(server),
+      });
+    } catch (err) {
+      // AlreadyExists: created by an earlier pass the cache has not seen yet; the token stays.
+      if (isConflict(err)) return {};
+      return { failure: { object, message: `Could not create ${object}: ${errorText(err)}`, err } };
+    }
+    log.info({ object }, 'created');
+    return { created: object };
+  }
+
+  /** Deletes the Secret of a server that no longer needs it; says what it deleted. */
+  async prune(server: StoredMCPServer, log: Logger): Promise<string | undefined> {
+    if (needsDiscoveryToken(server)) return undefined;
+    const { namespace, uid } = server.metadata;
+    const name = objectNames(server).discoverySecret;
+    const live = this.#secrets.get(objectKey(namespace, name));
+    if (live === undefined || controllerOf(live)?.uid !== uid) return undefined;
+    try {
+      await this.#client.request({
+        method: 'DELETE',
+        path: objectPath(SECRET, namespace, name),
+        body: { preconditions: { uid: live.metadata.uid }, propagationPolicy: 'Background' },
+      });
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
+    }
+    log.info({ object: `Secret/${name}` }, 'deleted, no longer desired');
+    return `Secret/${name}`;
+  }
 }

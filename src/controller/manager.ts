@@ -9,22 +9,24 @@
  * exits non-zero, as client-go's leader election does, and a restart campaigns afresh).
  */
 import type { Logger } from 'pino';
-import { whenAborted } from './backoff.ts';
+import { whenAborted } from '../kube/backoff.ts';
 import { Caches } from './caches.ts';
 import type { ControllerConfig } from './config.ts';
-import { EventRecorder } from './events.ts';
-import { connect, type KubeClient } from './kube/client.ts';
-import type { ClientConfig } from './kube/config.ts';
-import { objectKey, splitKey } from './kube/resources.ts';
-import { LeaderElector, type ElectionEnd } from './leader.ts';
+import { EventRecorder } from './event-recorder.ts';
+import { connect, type KubeClient } from '../kube/client.ts';
+import type { ClientConfig } from '../kube/config.ts';
+import { objectKey, splitKey } from '../kube/resources.ts';
+import { LeaderElector, type ElectionEnd } from '../kube/leader.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { PendingWrites } from './pending.ts';
-import { WorkQueue, type HandlerResult } from './queue.ts';
+import { WorkQueue, type HandlerResult } from '../kube/queue.ts';
 import { Reconciler } from './reconcile.ts';
-import type { StoredMCPServer } from './render/metadata.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { egressPolicy } from '../discovery/egress.ts';
 import { DiscoveryService } from '../discovery/service.ts';
+import { endpointOf } from './render/render.ts';
 import { startServer, type RunningServer } from './server.ts';
+import { snapshotWriter } from './snapshot-writer.ts';
 
 export interface ManagerOptions {
   config: ControllerConfig;
@@ -92,7 +94,9 @@ export class Manager {
     this.#discovery = new DiscoveryService({
       client,
       server: (key) => servers.store.get(key),
-      configMap: (namespace, name) => rendered.ConfigMap.store.get(objectKey(namespace, name)),
+      snapshots: snapshotWriter(client, (namespace, name) =>
+        rendered.ConfigMap.store.get(objectKey(namespace, name)),
+      ),
       configMapVersion: (namespace, name) =>
         references.ConfigMap.store.get(objectKey(namespace, name))?.metadata.resourceVersion,
       secretVersion: (namespace, name) =>
@@ -103,8 +107,8 @@ export class Manager {
       },
       log: o.log,
       registry: metrics.registry,
+      endpoint: o.discoveryEndpoint ?? endpointOf,
       egress: egressPolicy(o.config.discoveryEgress),
-      ...(o.discoveryEndpoint === undefined ? {} : { endpoint: o.discoveryEndpoint }),
     });
     const reconciler = new Reconciler({
       client,

@@ -11,7 +11,7 @@
  * https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status
  */
 import type { V1ContainerStatus, V1Deployment, V1Pod } from '@kubernetes/client-node';
-import type { Condition } from '../api/core.ts';
+import type { Condition } from '../api/core-v1.ts';
 import { ConditionStatus, DiscoveredReason, ReadyReason } from '../api/v1alpha1/conditions.ts';
 
 export interface Readiness {

@@ -13,7 +13,12 @@ import type { Logger } from 'pino';
 import { FIELD_MANAGER, KIND } from '../api/names.ts';
 import { ConditionStatus, ConditionType, ReadyReason } from '../api/v1alpha1/conditions.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
-import { APPLIED_HASH_ANNOTATION, applyObject, needsApply, withAppliedHash } from './apply.ts';
+import {
+  APPLIED_HASH_ANNOTATION,
+  applyObject,
+  needsApply,
+  withAppliedHash,
+} from '../kube/apply.ts';
 import {
   BY_INSTANCE,
   BY_OWNER,
@@ -22,18 +27,10 @@ import {
   type Caches,
   type RenderedKind,
 } from './caches.ts';
-import type { EventRecorder } from './events.ts';
-import { KubeApiError, isConflict, isNotFound, type KubeClient } from './kube/client.ts';
-import {
-  MCP_SERVER,
-  SECRET,
-  collectionPath,
-  controllerOf,
-  keyOf,
-  objectKey,
-  objectPath,
-  type KubeObject,
-} from './kube/resources.ts';
+import type { EventRecorder } from './event-recorder.ts';
+import { errorText, isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
+import { keyOf, objectPath, type KubeObject } from '../kube/resources.ts';
+import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
 import type { PendingWrites } from './pending.ts';
 import {
   ROLLOUT_PENDING,
@@ -42,16 +39,21 @@ import {
   type Readiness,
 } from './readiness.ts';
 import { resolveReferences } from './references.ts';
-import { discoveryTokenSecret, needsDiscoveryToken } from './discovery-token.ts';
-import { objectNames, type StoredMCPServer } from './render/metadata.ts';
+import { DiscoveryTokens } from './discovery-token.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { RenderOptions } from './render/options.ts';
 import { endpointOf, render } from './render/render.ts';
-import type { HandlerResult } from './queue.ts';
-import { computeStatus, findCondition, statusDiffers } from './status.ts';
-import type { Condition } from '../api/core.ts';
+import type { HandlerResult } from '../kube/queue.ts';
+import { computeStatus, statusDiffers } from './ready-status.ts';
+import { findCondition } from '../api/v1alpha1/conditions.ts';
+import type { Condition } from '../api/core-v1.ts';
 import type { DiscoveryService } from '../discovery/service.ts';
-import { discoveryEvents } from '../discovery/events.ts';
-import { type DiscoveryStatusPart, discoveryDiffers, withDiscovery } from '../discovery/status.ts';
+import { discoveryEvents } from '../discovery/discovery-events.ts';
+import {
+  type DiscoveryStatusPart,
+  discoveryDiffers,
+  withDiscovery,
+} from '../discovery/discovery-status.ts';
 
 export interface ReconcilerOptions {
   client: KubeClient;
@@ -87,14 +89,16 @@ const notReady = (reason: ReadyReason, message: string): Readiness => ({
 
 const describe = (obj: KubeObject): string => `${obj.kind}/${obj.metadata.name}`;
 
-const errorText = (err: unknown): string =>
-  err instanceof KubeApiError ? err.detail : err instanceof Error ? err.message : String(err);
-
 export class Reconciler {
   readonly #o: ReconcilerOptions;
+  readonly #discoveryTokens: DiscoveryTokens;
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
+    this.#discoveryTokens = new DiscoveryTokens(
+      options.client,
+      options.caches.references.Secret.store,
+    );
   }
 
   async reconcile(key: string): Promise<HandlerResult | void> {
@@ -130,8 +134,9 @@ export class Reconciler {
 
   async #apply(server: StoredMCPServer, desired: KubeObject[], log: Logger): Promise<Pass> {
     const pass: Pass = { applied: [], pruned: [], waiting: new Map() };
-    const failure = await this.#ensureDiscoveryToken(server, pass, log);
-    if (failure !== undefined) return { ...pass, failure };
+    const token = await this.#discoveryTokens.ensure(server, log);
+    if (token.failure !== undefined) return { ...pass, failure: token.failure };
+    if (token.created !== undefined) pass.applied.push(token.created);
     for (const obj of desired) {
       const kind = obj.kind as RenderedKind;
       const live = this.#o.caches.rendered[kind].store.get(keyOf(obj));
@@ -150,7 +155,7 @@ export class Reconciler {
         continue;
       }
       try {
-        await applyObject(this.#o.client, RENDERED_TYPES[kind], obj);
+        await applyObject(this.#o.client, RENDERED_TYPES[kind], obj, FIELD_MANAGER);
         this.#o.pending.record(pendingKey, hash);
       } catch (err) {
         const message = `Could not apply ${describe(obj)}: ${errorText(err)}`;
@@ -160,42 +165,6 @@ export class Reconciler {
       pass.applied.push(describe(obj));
     }
     return pass;
-  }
-
-  /**
-   * Creates the discovery token Secret (discovery-token.ts) if the cache has none: before the
-   * Deployment, whose bridge mounts it. Never updates it: the token stays what it was.
-   */
-  async #ensureDiscoveryToken(
-    server: StoredMCPServer,
-    pass: Pass,
-    log: Logger,
-  ): Promise<Pass['failure']> {
-    if (!needsDiscoveryToken(server)) return undefined;
-    const { namespace } = server.metadata;
-    const name = objectNames(server).discoverySecret;
-    const object = `Secret/${name}`;
-    const live = this.#o.caches.references.Secret.store.get(objectKey(namespace, name));
-    if (live !== undefined) {
-      if (ownerKey(live) === keyOf(server)) return undefined;
-      const message = `${object} already exists and is controlled by something else; delete or rename it`;
-      return { object, message, err: new Error(message) };
-    }
-    try {
-      await this.#o.client.request({
-        method: 'POST',
-        path: collectionPath(SECRET, namespace),
-        query: { fieldManager: FIELD_MANAGER },
-        body: discoveryTokenSecret(server),
-      });
-    } catch (err) {
-      // AlreadyExists: created by an earlier pass the cache has not seen yet; the token stays.
-      if (isConflict(err)) return undefined;
-      return { object, message: `Could not create ${object}: ${errorText(err)}`, err };
-    }
-    log.info({ object }, 'created');
-    pass.applied.push(object);
-    return undefined;
   }
 
   /** Deletes objects we rendered for this server before but render no more (e.g. stdio → url). */
@@ -224,26 +193,8 @@ export class Reconciler {
         pass.pruned.push(describe(obj));
       }
     }
-    if (!needsDiscoveryToken(server)) await this.#pruneDiscoveryToken(server, pass, log);
-  }
-
-  /** The discovery token Secret of a server that is no longer enforced (nor stdio). */
-  async #pruneDiscoveryToken(server: StoredMCPServer, pass: Pass, log: Logger) {
-    const { namespace, uid } = server.metadata;
-    const name = objectNames(server).discoverySecret;
-    const live = this.#o.caches.references.Secret.store.get(objectKey(namespace, name));
-    if (live === undefined || controllerOf(live)?.uid !== uid) return;
-    try {
-      await this.#o.client.request({
-        method: 'DELETE',
-        path: objectPath(SECRET, namespace, name),
-        body: { preconditions: { uid: live.metadata.uid }, propagationPolicy: 'Background' },
-      });
-    } catch (err) {
-      if (!isNotFound(err) && !isConflict(err)) throw err;
-    }
-    log.info({ object: `Secret/${name}` }, 'deleted, no longer desired');
-    pass.pruned.push(`Secret/${name}`);
+    const pruned = await this.#discoveryTokens.prune(server, log);
+    if (pruned !== undefined) pass.pruned.push(pruned);
   }
 
   #observe(

@@ -2,9 +2,9 @@
  * The Secrets and ConfigMaps an MCPServer's pods read at start, and their versions as cached:
  * what render needs (Resolved.referenceVersions) to put them into the pod template checksum.
  */
-import type { Informer } from './kube/informer.ts';
-import { objectKey, type KubeObject } from './kube/resources.ts';
-import type { StoredMCPServer } from './render/metadata.ts';
+import type { Informer } from '../kube/informer.ts';
+import { objectKey, type KubeObject } from '../kube/resources.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { Resolved } from './render/options.ts';
 import { startupReferences } from './render/pod.ts';
 

@@ -11,12 +11,12 @@
 
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import type { MCPServer } from '../api/v1alpha1/mcpserver.ts';
-import { isNotFound, type KubeClient } from '../controller/kube/client.ts';
-import { CONFIG_MAP, objectPath } from '../controller/kube/resources.ts';
+import { isNotFound, type KubeClient } from '../kube/client.ts';
+import { CONFIG_MAP, objectPath } from '../kube/resources.ts';
 import { OperatorError } from '../errors.ts';
-import { parseApprovedTools } from './approve.ts';
-import type { BaselineTool } from './drift.ts';
-import { sentence } from './format.ts';
+import { parseApprovedTools } from '../tools/approve.ts';
+import type { BaselineTool } from '../tools/drift.ts';
+import { sentence } from '../tools/format.ts';
 
 export type Baseline =
   /** No spec.tools.approved: nothing to compare with. */

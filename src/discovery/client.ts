@@ -2,7 +2,7 @@
  * The discovery client: asks an MCP server over Streamable HTTP who it is and which tools it
  * has. It speaks revision 2026-07-28 first (`server/discover`, stateless, per-request `_meta`)
  * and falls back to the 2025-11-25 `initialize` handshake when the server answers like a
- * legacy one (2026-07-28 basic/transports/streamable-http §Backward Compatibility). It follows
+ * handshake-era one (2026-07-28 basic/transports/streamable-http §Backward Compatibility). It follows
  * `nextCursor` to the last page and bounds the whole run in time, bytes, pages and tools.
  *
  * Every failure is an OperatorError with a MCPOP_DISCOVERY_* code and a message that names
@@ -11,9 +11,17 @@
 
 import type { TSchema, Static } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
-import { UNFILTERED_LIST_META } from '../bridge/contract.ts';
 import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
 import { operatorError } from '../errors.ts';
+import { WIRE } from '../mcp/jsonrpc.ts';
+import type { Discovery } from '../tools/snapshot.ts';
+import { HEADER, META, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
+import {
+  HANDSHAKE_VERSIONS,
+  LATEST_HANDSHAKE_VERSION,
+  STATELESS_VERSION,
+  SUPPORTED_VERSIONS,
+} from '../mcp/versions.ts';
 import {
   type Answer,
   type Channel,
@@ -34,38 +42,19 @@ import {
   InitializeResultSchema,
   ListToolsResultSchema,
   checker,
-} from './schemas.ts';
-import { NAME_MAX, shown } from './text.ts';
-
-/** The stateless revision, tried first. */
-export const MODERN_VERSION = '2026-07-28';
-
-/** Handshake revisions discovery can fall back to, newest first (the first is offered). */
-export const LEGACY_VERSIONS: readonly string[] = [
-  '2025-11-25',
-  '2025-06-18',
-  '2025-03-26',
-  '2024-11-05',
-];
+} from '../mcp/schemas.ts';
+import { NAME_MAX, shown } from '../tools/text.ts';
 
 /**
  * JSON-RPC codes by which a 2026-07-28 server identifies itself in a 4xx answer
- * (2026-07-28 basic/index §Error codes: HeaderMismatch, MissingRequiredClientCapability,
- * UnsupportedProtocolVersion). Any other 4xx answer to the modern probe means "legacy server".
+ * (2026-07-28 basic/index §Error codes). Any other 4xx answer to the stateless probe means a
+ * handshake-era server.
  */
-const HEADER_MISMATCH = -32020;
-const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
-const UNSUPPORTED_PROTOCOL_VERSION = -32022;
-const MODERN_ERROR_CODES = new Set([
-  HEADER_MISMATCH,
-  MISSING_REQUIRED_CLIENT_CAPABILITY,
-  UNSUPPORTED_PROTOCOL_VERSION,
+const STATELESS_ERROR_CODES = new Set<number>([
+  WIRE.HEADER_MISMATCH,
+  WIRE.MISSING_REQUIRED_CLIENT_CAPABILITY,
+  WIRE.UNSUPPORTED_PROTOCOL_VERSION,
 ]);
-
-const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
-const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
-const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
-const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 export const DISCOVERY_DEFAULTS = {
   timeoutMs: 30_000,
@@ -101,18 +90,6 @@ export interface DiscoveryOptions {
   dispatcher?: Dispatcher | undefined;
 }
 
-/** What a server told discovery about itself. */
-export interface Discovery {
-  protocolVersion: string;
-  /** Self-reported, for display only (2026-07-28 server/discover: clients SHOULD NOT trust it). */
-  serverInfo: Implementation | undefined;
-  capabilities: Record<string, unknown>;
-  /** Text a client may put in the model's prompt, so as much a poisoning vector as a description. */
-  instructions: string | undefined;
-  /** Tool definitions exactly as listed, in the server's order. */
-  tools: Tool[];
-}
-
 type Limits = typeof DISCOVERY_DEFAULTS;
 
 /** Characters of a JSON-RPC error message that a status message shows. */
@@ -140,7 +117,9 @@ export async function discover(options: DiscoveryOptions): Promise<Discovery> {
     if (channel.cancel?.aborted === true) {
       throw operatorError('MCPOP_DISCOVERY_CANCELLED', channel.displayUrl);
     }
-    return (await discoverModern(channel, limits)) ?? (await discoverLegacy(channel, limits));
+    return (
+      (await discoverStateless(channel, limits)) ?? (await discoverWithHandshake(channel, limits))
+    );
   } finally {
     channel.close();
   }
@@ -175,28 +154,28 @@ function checkedUrl(url: string): string {
 
 // --- 2026-07-28 -------------------------------------------------------------------------------
 
-/** Returns undefined when the server turns out to be a legacy one. */
-async function discoverModern(channel: Channel, limits: Limits): Promise<Discovery | undefined> {
+/** Returns undefined when the server turns out to speak a handshake revision only. */
+async function discoverStateless(channel: Channel, limits: Limits): Promise<Discovery | undefined> {
   const meta = {
-    [META_PROTOCOL_VERSION]: MODERN_VERSION,
-    [META_CLIENT_INFO]: limits.clientInfo,
-    [META_CLIENT_CAPABILITIES]: {},
+    [META.protocolVersion]: STATELESS_VERSION,
+    [META.clientInfo]: limits.clientInfo,
+    [META.clientCapabilities]: {},
   };
   const exchange = exchanger(channel, (method) => ({
-    'mcp-protocol-version': MODERN_VERSION,
+    [HEADER.protocolVersion]: STATELESS_VERSION,
     // Standard request header, REQUIRED on every POST (streamable-http §Standard Request Headers).
-    'mcp-method': method,
+    [HEADER.method]: method,
   }));
   const probe = await exchange('server/discover', { _meta: meta });
-  if (isLegacyAnswer(channel, probe.answer)) return undefined;
+  if (isHandshakeServer(channel, probe.answer)) return undefined;
   const discovered = validated(
     channel,
     'server/discover',
     DISCOVER_RESULT,
     resultOf(channel, 'server/discover', probe.id, probe.answer),
   );
-  if (!discovered.supportedVersions.includes(MODERN_VERSION)) {
-    if (discovered.supportedVersions.some((v) => LEGACY_VERSIONS.includes(v))) return undefined;
+  if (!discovered.supportedVersions.includes(STATELESS_VERSION)) {
+    if (discovered.supportedVersions.some((v) => HANDSHAKE_VERSIONS.includes(v))) return undefined;
     throw unsupportedVersion(channel, discovered.supportedVersions);
   }
   const call: Call = async (method, params) => {
@@ -205,7 +184,7 @@ async function discoverModern(channel: Channel, limits: Limits): Promise<Discove
     return resultOf(channel, method, id, answer);
   };
   return {
-    protocolVersion: MODERN_VERSION,
+    protocolVersion: STATELESS_VERSION,
     serverInfo: serverInfoFrom(discovered._meta),
     capabilities: discovered.capabilities,
     instructions: discovered.instructions,
@@ -214,20 +193,20 @@ async function discoverModern(channel: Channel, limits: Limits): Promise<Discove
 }
 
 /**
- * Whether the answer to the modern probe says "legacy server, use initialize": a 4xx or a
- * JSON-RPC error that is not one of the modern codes (an SDK 1.x server answers 400 "Server
- * not initialized"; a stateless one -32601). An UnsupportedProtocolVersion error that offers a
- * legacy revision also means fall back.
+ * Whether the answer to the stateless probe says "handshake server, use initialize": a 4xx or
+ * a JSON-RPC error that is not one of the stateless revision's codes (an SDK 1.x server answers
+ * 400 "Server not initialized"; a stateless one -32601). An UnsupportedProtocolVersion error
+ * that offers a handshake revision also means fall back.
  */
-function isLegacyAnswer(channel: Channel, answer: Answer): boolean {
+function isHandshakeServer(channel: Channel, answer: Answer): boolean {
   if (answer.status === 401 || answer.status === 403) return false;
   const error = errorIn(answer.body);
-  if (error?.code === UNSUPPORTED_PROTOCOL_VERSION) {
+  if (error?.code === WIRE.UNSUPPORTED_PROTOCOL_VERSION) {
     const supported = supportedVersionsIn(error.data);
-    if (supported.some((v) => LEGACY_VERSIONS.includes(v))) return true;
+    if (supported.some((v) => HANDSHAKE_VERSIONS.includes(v))) return true;
     throw unsupportedVersion(channel, supported);
   }
-  if (error !== undefined && MODERN_ERROR_CODES.has(error.code)) return false;
+  if (error !== undefined && STATELESS_ERROR_CODES.has(error.code)) return false;
   if (answer.status >= 400 && answer.status < 500) return true;
   return answer.status < 300 && error !== undefined;
 }
@@ -238,24 +217,24 @@ function supportedVersionsIn(data: unknown): string[] {
 }
 
 function serverInfoFrom(meta: Record<string, unknown> | undefined): Implementation | undefined {
-  const info = meta?.[META_SERVER_INFO];
+  const info = meta?.[META.serverInfo];
   return IMPLEMENTATION.check(info) ? info : undefined;
 }
 
 // --- 2025-11-25 and earlier -------------------------------------------------------------------
 
 /** The initialize handshake (2025-11-25 basic/lifecycle), then tools/list in that session. */
-async function discoverLegacy(channel: Channel, limits: Limits): Promise<Discovery> {
+async function discoverWithHandshake(channel: Channel, limits: Limits): Promise<Discovery> {
   const sessionHeaders: Record<string, string> = {};
   const exchange = exchanger(channel, () => sessionHeaders);
   const init = await exchange('initialize', {
-    protocolVersion: LEGACY_VERSIONS[0],
+    protocolVersion: LATEST_HANDSHAKE_VERSION,
     capabilities: {},
     clientInfo: limits.clientInfo,
   });
   // 2025-11-25 §Session Management 1-2: a session id comes with the InitializeResult.
-  const sessionId = init.answer.headers.get('mcp-session-id');
-  if (sessionId !== null) sessionHeaders['mcp-session-id'] = sessionId;
+  const sessionId = init.answer.headers.get(HEADER.sessionId);
+  if (sessionId !== null) sessionHeaders[HEADER.sessionId] = sessionId;
   try {
     const initialized = validated(
       channel,
@@ -263,11 +242,11 @@ async function discoverLegacy(channel: Channel, limits: Limits): Promise<Discove
       INITIALIZE_RESULT,
       resultOf(channel, 'initialize', init.id, init.answer),
     );
-    if (!LEGACY_VERSIONS.includes(initialized.protocolVersion)) {
+    if (!HANDSHAKE_VERSIONS.includes(initialized.protocolVersion)) {
       throw unsupportedVersion(channel, [initialized.protocolVersion]);
     }
     // 2025-11-25 §Protocol Version Header: sent on every request after initialization.
-    sessionHeaders['mcp-protocol-version'] = initialized.protocolVersion;
+    sessionHeaders[HEADER.protocolVersion] = initialized.protocolVersion;
     await notify(channel, 'notifications/initialized', sessionHeaders);
     const call: Call = async (method, params) => {
       const { id, answer } = await exchange(method, params);
@@ -483,7 +462,7 @@ function unsupportedVersion(channel: Channel, offered: readonly string[]) {
     'MCPOP_DISCOVERY_UNSUPPORTED_VERSION',
     channel.displayUrl,
     shown(offered.join(', '), 200) || 'none',
-    [MODERN_VERSION, ...LEGACY_VERSIONS].join(', '),
+    SUPPORTED_VERSIONS.join(', '),
   );
 }
 

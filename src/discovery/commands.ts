@@ -17,17 +17,19 @@
 
 import { parseArgs } from 'node:util';
 import { KIND } from '../api/names.ts';
-import type { Command } from '../cli.ts';
-import { connect, isConflict, type KubeClient } from '../controller/kube/client.ts';
-import { loadClientConfig } from '../controller/kube/config.ts';
-import { CONFIG_MAP, MCP_SERVER, objectPath } from '../controller/kube/resources.ts';
-import type { StoredMCPServer } from '../controller/render/metadata.ts';
+import type { Command } from '../command.ts';
+import { connect, isConflict, type KubeClient } from '../kube/client.ts';
+import { loadClientConfig } from '../kube/config.ts';
+import { CONFIG_MAP, objectPath } from '../kube/resources.ts';
+import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { operatorError } from '../errors.ts';
-import { type ApproveForm, approvedMergePatch, approvedYaml } from './approve.ts';
+import { type ApproveForm, approvedMergePatch, approvedYaml } from '../tools/approve.ts';
 import { readBaseline } from './baseline.ts';
-import { computeDrift, isDrifted } from './drift.ts';
-import { formatDrift } from './format.ts';
-import { type Snapshot, SNAPSHOT_KEY, isToolName, readSnapshot } from './snapshot.ts';
+import { computeDrift, isDrifted } from '../tools/drift.ts';
+import { formatDrift } from '../tools/format.ts';
+import { type Snapshot, isToolName } from '../tools/snapshot.ts';
+import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
 
 /** The field manager of approvals: a person's change to the spec, not the controller's. */
 const APPROVE_FIELD_MANAGER = 'mcp-operator-approve';

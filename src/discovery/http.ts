@@ -12,10 +12,10 @@
 
 import { createParser } from 'eventsource-parser';
 import { type Dispatcher, fetch } from 'undici';
-import { DISCOVERY_TOKEN_HEADER } from '../bridge/contract.ts';
+import { DISCOVERY_TOKEN_HEADER } from '../mcp/metadata.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import { EgressRefusal } from './egress.ts';
-import { shown } from './text.ts';
+import { shown } from '../tools/text.ts';
 
 /** Limits and identity of one discovery run; every exchange of the run draws on the same budget. */
 export interface Channel {

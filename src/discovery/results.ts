@@ -9,7 +9,7 @@
 
 import { Gauge, type Registry } from 'prom-client';
 import type { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
-import type { Snapshot } from './snapshot.ts';
+import type { Snapshot } from '../tools/snapshot.ts';
 
 /** Where the full snapshot went: the ConfigMap, or why it did not fit. */
 export type StoredSnapshot = { fits: true; configMap: string } | { fits: false; message: string };

@@ -10,35 +10,38 @@
  * that the scheduler backs off and counts it.
  */
 
-import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
-import { DISCOVERY_TOKEN_KEY } from '../bridge/contract.ts';
+import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
-import { applyObject, covers } from '../controller/apply.ts';
-import { isNotFound, type KubeClient } from '../controller/kube/client.ts';
-import { CONFIG_MAP, SECRET, objectPath, type KubeObject } from '../controller/kube/resources.ts';
-import { needsDiscoveryToken } from '../controller/discovery-token.ts';
-import { objectMeta, objectNames, type StoredMCPServer } from '../controller/render/metadata.ts';
+import { isNotFound, type KubeClient } from '../kube/client.ts';
+import { SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
+import { needsDiscoveryToken } from '../api/v1alpha1/spec.ts';
+import { objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
 import { discover } from './client.ts';
-import { computeDrift, isDrifted } from './drift.ts';
-import { sentence } from './format.ts';
+import { computeDrift, isDrifted } from '../tools/drift.ts';
+import { sentence } from '../tools/format.ts';
 import { displayUrl } from './http.ts';
 import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
 import type { RunOutcome } from './scheduler.ts';
-import {
-  type Snapshot,
-  CONFIGMAP_LIMIT_BYTES,
-  snapshotConfigMap,
-  takeSnapshot,
-} from './snapshot.ts';
-import { timeoutMs } from './status.ts';
-import { MESSAGE_MAX, shown } from './text.ts';
+import { type Snapshot, takeSnapshot } from '../tools/snapshot.ts';
+import { CONFIGMAP_LIMIT_BYTES, snapshotConfigMap } from './snapshot-configmap.ts';
+import { timeoutMs } from '../api/v1alpha1/spec.ts';
+import { MESSAGE_MAX, shown } from '../tools/text.ts';
 
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
+
+/**
+ * The one Kubernetes write discovery makes, supplied by the controller (which owns the labels,
+ * owner reference and field manager of what the operator writes).
+ */
+export interface SnapshotWriter {
+  /** Stores `data` in the server's ConfigMap `name` unless it already holds it; true if it wrote. */
+  write(server: StoredMCPServer, name: string, data: Record<string, string>): Promise<boolean>;
+}
 
 export interface RunnerOptions {
   client: KubeClient;
@@ -46,8 +49,7 @@ export interface RunnerOptions {
   dispatcher: Dispatcher;
   /** The MCPServer as cached. */
   server: (key: string) => StoredMCPServer | undefined;
-  /** A ConfigMap as cached (the operator's own, with data), to skip an unchanged snapshot. */
-  configMap: (namespace: string, name: string) => ConfigMapObject | undefined;
+  snapshots: SnapshotWriter;
   /** Where the MCP endpoint of a server is. */
   endpoint: (server: StoredMCPServer) => string;
   results: ResultStore;
@@ -121,19 +123,8 @@ export class DiscoveryRunner {
     const { namespace } = server.metadata;
     const name = objectNames(server).discoverySecret;
     const secret = `${namespace}/${name}`;
-    let body: { data?: Record<string, string> };
-    try {
-      body = await this.#o.client.request({
-        method: 'GET',
-        path: objectPath(SECRET, namespace, name),
-        signal,
-      });
-    } catch (error) {
-      if (isNotFound(error))
-        throw operatorError('MCPOP_DISCOVERY_TOKEN_SECRET', secret, 'does not exist');
-      throw error;
-    }
-    const encoded = body.data?.[DISCOVERY_TOKEN_KEY];
+    const data = await this.#secretData(namespace, name, 'MCPOP_DISCOVERY_TOKEN_SECRET', signal);
+    const encoded = data?.[DISCOVERY_TOKEN_KEY];
     const token = Buffer.from(encoded ?? '', 'base64')
       .toString('utf8')
       .trim();
@@ -149,19 +140,8 @@ export class DiscoveryRunner {
     const { namespace } = server.metadata;
     const secret = `${namespace}/${ref.name}`;
     const key = ref.key ?? DEFAULTS.authKey;
-    let body: { data?: Record<string, string> };
-    try {
-      body = await this.#o.client.request({
-        method: 'GET',
-        path: objectPath(SECRET, namespace, ref.name),
-        signal,
-      });
-    } catch (error) {
-      if (isNotFound(error))
-        throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, 'does not exist');
-      throw error;
-    }
-    const encoded = body.data?.[key];
+    const data = await this.#secretData(namespace, ref.name, 'MCPOP_DISCOVERY_AUTH_SECRET', signal);
+    const encoded = data?.[key];
     if (encoded === undefined) {
       throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, `has no key ${key}`);
     }
@@ -172,7 +152,27 @@ export class DiscoveryRunner {
     return token;
   }
 
-  /** Applies the snapshot ConfigMap unless the cached one already holds exactly this. */
+  /** A Secret's data, read now; a missing Secret is `code` ("does not exist"). */
+  async #secretData(
+    namespace: string,
+    name: string,
+    code: 'MCPOP_DISCOVERY_TOKEN_SECRET' | 'MCPOP_DISCOVERY_AUTH_SECRET',
+    signal: AbortSignal,
+  ): Promise<Record<string, string> | undefined> {
+    try {
+      const body = await this.#o.client.request<{ data?: Record<string, string> }>({
+        method: 'GET',
+        path: objectPath(SECRET, namespace, name),
+        signal,
+      });
+      return body.data;
+    } catch (error) {
+      if (isNotFound(error)) throw operatorError(code, `${namespace}/${name}`, 'does not exist');
+      throw error;
+    }
+  }
+
+  /** Stores the snapshot in its ConfigMap, unless that already holds exactly this. */
   async #store(server: StoredMCPServer, snapshot: Snapshot): Promise<StoredSnapshot> {
     const data = snapshotConfigMap(snapshot);
     if (!data.fits) {
@@ -181,17 +181,7 @@ export class DiscoveryRunner {
       return { fits: false, message };
     }
     const name = objectNames(server).snapshotConfigMap;
-    const configMap: V1ConfigMap = {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: objectMeta(server, name),
-      data: data.data,
-    };
-    // client-node's metadata types times as Date; nothing here sets one.
-    const desired = configMap as ConfigMapObject;
-    const live = this.#o.configMap(server.metadata.namespace, name);
-    if (live === undefined || !covers(live, desired)) {
-      await applyObject(this.#o.client, CONFIG_MAP, desired);
+    if (await this.#o.snapshots.write(server, name, data.data)) {
       this.#o.log.info(
         {
           namespace: server.metadata.namespace,

@@ -17,30 +17,24 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Agent } from 'undici';
 import { DISCOVER_ANNOTATION } from '../api/names.ts';
-import type { KubeClient } from '../controller/kube/client.ts';
-import { keyOf } from '../controller/kube/resources.ts';
-import type { StoredMCPServer } from '../controller/render/metadata.ts';
-import { endpointOf } from '../controller/render/render.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { keyOf } from '../kube/resources.ts';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError } from '../errors.ts';
 import { type Baseline, BaselineResolver } from './baseline.ts';
 import { type EgressPolicy, EgressGuard, guardedDispatcher } from './egress.ts';
-import { type ConfigMapObject, DiscoveryRunner } from './runner.ts';
+import { type SnapshotWriter, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
-import {
-  type DiscoveryStatusPart,
-  discoveryEnabled,
-  discoveryStatus,
-  intervalMs,
-  timeoutMs,
-} from './status.ts';
+import { type DiscoveryStatusPart, discoveryStatus } from './discovery-status.ts';
+import { discoveryEnabled, intervalMs, timeoutMs } from '../api/v1alpha1/spec.ts';
 
 export interface DiscoveryServiceOptions {
   client: KubeClient;
   /** The MCPServer cache. */
   server: (key: string) => StoredMCPServer | undefined;
-  /** The cache of the operator's own ConfigMaps (with data). */
-  configMap: (namespace: string, name: string) => ConfigMapObject | undefined;
+  /** Writes the snapshot ConfigMaps. */
+  snapshots: SnapshotWriter;
   /** The resourceVersion of any ConfigMap, from the metadata-only cache. */
   configMapVersion: (namespace: string, name: string) => string | undefined;
   /** The resourceVersion of any Secret, from the metadata-only cache (no value is cached). */
@@ -51,11 +45,8 @@ export interface DiscoveryServiceOptions {
   concurrency?: number;
   /** Where discovery may connect (docs/tenancy.md); every run's connections are checked. */
   egress: EgressPolicy;
-  /**
-   * Where a deployed server's endpoint is; by default its Service (`endpointOf`). Tests
-   * override it: a test cluster's pods are fakes, so their containers run as local processes.
-   */
-  endpoint?: (server: StoredMCPServer) => string;
+  /** Where a server's MCP endpoint is (a deployed server's: its Service). */
+  endpoint: (server: StoredMCPServer) => string;
 }
 
 export class DiscoveryService {
@@ -76,8 +67,8 @@ export class DiscoveryService {
       client: o.client,
       dispatcher: this.#dispatcher,
       server: o.server,
-      configMap: o.configMap,
-      endpoint: o.endpoint ?? endpointOf,
+      snapshots: o.snapshots,
+      endpoint: o.endpoint,
       results: this.#results,
       baselines: this.#baselines,
       enqueue: o.enqueue,

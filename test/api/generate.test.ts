@@ -3,8 +3,6 @@ import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { GENERATED_FILES } from '../../src/api/artifacts.ts';
 import { CRD_FILE, crd, openAPIV3Schema, type JsonSchema } from '../../src/api/crd.ts';
-import { TOOL_FIELDS } from '../../src/api/v1alpha1/mcpserver.ts';
-import { DIGEST_FIELDS } from '../../src/discovery/digest.ts';
 
 /** Every schema node below `schema` with its path, as `kubectl explain` would name it. */
 function* nodes(schema: JsonSchema, path: string): Generator<[string, JsonSchema]> {
@@ -61,9 +59,5 @@ describe('the MCPServer schema', () => {
     );
     expect(rules.length).toBeGreaterThan(20);
     expect(rules.filter((rule) => !rule.message)).toEqual([]);
-  });
-
-  it('compares the same tool fields that discovery digests', () => {
-    expect([...TOOL_FIELDS]).toEqual([...DIGEST_FIELDS]);
   });
 });

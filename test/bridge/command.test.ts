@@ -1,13 +1,11 @@
 /** `mcp-operator bridge` flags: the table the controller renders with, and clear refusals. */
 
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseBridgeArgs } from '../../src/bridge/command.ts';
-import { bridgeArgs, BRIDGE_TOKEN_ENV } from '../../src/bridge/contract.ts';
+import { bridgeArgs, BRIDGE_TOKEN_ENV } from '../../src/bridge/pod-contract.ts';
 import { NODE } from './harness.ts';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { CLI } from '../support/cli.ts';
 
 describe('bridge flags', () => {
   it('reads back what bridgeArgs renders', () => {

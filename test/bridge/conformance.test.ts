@@ -12,9 +12,10 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionMode } from '../../src/bridge/contract.ts';
+import type { SessionMode } from '../../src/bridge/pod-contract.ts';
 import { everythingServer } from './go-server.ts';
-import { NODE, startTestBridge, waitFor, tempDir } from './harness.ts';
+import { NODE, startTestBridge, tempDir } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 const CONFORMANCE = fileURLToPath(
   new URL('../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url),

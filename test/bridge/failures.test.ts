@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SessionMode } from '../../src/bridge/contract.ts';
+import type { SessionMode } from '../../src/bridge/pod-contract.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import {
   connect,
@@ -24,9 +24,9 @@ import {
   startTestBridge,
   textOf,
   toolCall,
-  waitFor,
 } from './harness.ts';
 import { startSupervisor } from './pod.ts';
+import { waitFor } from '../support/wait.ts';
 
 async function callError(promise: Promise<unknown>): Promise<McpError> {
   const error = await promise.then(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonRpcLineDecoder, salvageIds, type BadLine } from '../../src/bridge/framing.ts';
-import type { JsonRpcMessage } from '../../src/bridge/jsonrpc.ts';
+import type { JsonRpcMessage } from '../../src/mcp/jsonrpc.ts';
 
 function decoder(maxLineBytes = 1024) {
   const messages: JsonRpcMessage[] = [];

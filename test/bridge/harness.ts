@@ -10,9 +10,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino, type Logger } from 'pino';
 import { afterEach } from 'vitest';
 import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.ts';
+import { testLogger } from '../support/log.ts';
 
 export const NODE = process.execPath;
 /** The bin script of an installed package (these packages export no entry point to import). */
@@ -30,9 +30,6 @@ export const SERVERS = {
     ...args,
   ],
 };
-
-/** Logs of the bridges under test: silent unless BRIDGE_TEST_LOGS is set. */
-export const testLogger: Logger = pino({ level: process.env.BRIDGE_TEST_LOGS ?? 'silent' });
 
 const running: RunningBridge[] = [];
 const directories: string[] = [];
@@ -63,7 +60,7 @@ export async function startTestBridge(
     maxMessageBytes: 1024 * 1024,
     allowedOrigins: [],
     graceMs: 2_000,
-    logger: testLogger,
+    logger: testLogger(),
     ...options,
   });
   running.push(bridge);
@@ -173,18 +170,4 @@ export async function messagesOf(response: Response): Promise<Record<string, unk
       .map((event) => JSON.parse(event.data) as Record<string, unknown>);
   }
   return [JSON.parse(body) as Record<string, unknown>];
-}
-
-export async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }

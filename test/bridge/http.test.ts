@@ -17,9 +17,9 @@ import {
   sseEvents,
   startTestBridge,
   toolCall,
-  waitFor,
   tempDir,
 } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 const fixtureBridge = (options: Parameters<typeof startTestBridge>[0] = {}) =>
   startTestBridge({ command: SERVERS.misbehaving(), ...options });

@@ -4,7 +4,8 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { connect, post, rawSession, SERVERS, startTestBridge, textOf, waitFor } from './harness.ts';
+import { connect, post, rawSession, SERVERS, startTestBridge, textOf } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 describe('PerSession bridge in front of server-everything', () => {
   it('serves tools, progress and resources through the SDK client', async () => {

@@ -17,9 +17,9 @@ import {
   installArgs,
   SUPERVISOR_FILE,
   type BridgeSettings,
-} from '../../src/bridge/contract.ts';
+} from '../../src/bridge/pod-contract.ts';
 import type { V1Container, V1Deployment } from '@kubernetes/client-node';
-import { BRIDGE_MOUNT_PATH } from '../../src/bridge/contract.ts';
+import { BRIDGE_MOUNT_PATH } from '../../src/bridge/pod-contract.ts';
 import { ASSET_DIR_ENV } from '../../src/bridge/install.ts';
 import {
   BRIDGE_CONTAINER,
@@ -36,8 +36,8 @@ import {
   startTestBridge,
   tempDir,
   textOf,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   assetDir,
   emptyDir,
@@ -46,8 +46,7 @@ import {
   startSupervisor,
   within,
 } from './pod.ts';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { CLI } from '../support/cli.ts';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -75,7 +74,7 @@ async function startBridgeProcess(
       const response = await fetch(`${base}/readyz`).catch(() => undefined);
       return response?.status === 200 || undefined;
     },
-    30_000,
+    { timeoutMs: 30_000 },
   );
   return { url: `${base}${settings.path}`, stop };
 }
@@ -152,7 +151,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     await waitFor(
       'every child to be stopped and its FIFOs removed',
       async () => ((await left()).length === 0 ? true : undefined),
-      30_000,
+      { timeoutMs: 30_000 },
     );
     expect(
       supervisor.log.filter((line) => /: (stopped|exited)/.test(line)).length,
@@ -200,7 +199,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     await waitFor(
       'every process of the session to end',
       async () => ((await markedProcesses(mark)).length === 0 ? true : undefined),
-      30_000,
+      { timeoutMs: 30_000 },
     );
     const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
     expect((await post(bridge.url, ping, { 'mcp-session-id': sessionId })).status).toBe(404);
@@ -288,7 +287,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
       'the bridge to be ready',
       async () =>
         (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 || undefined,
-      30_000,
+      { timeoutMs: 30_000 },
     );
 
     const client = await connect(`${base}/mcp`);

@@ -22,9 +22,9 @@ import {
   SUPERVISOR_FILE,
   SUPERVISOR_GRACE_ENV,
   supervisedCommand,
-} from '../../src/bridge/contract.ts';
+} from '../../src/bridge/pod-contract.ts';
 import { installBridgeFiles } from '../../src/bridge/install.ts';
-import { waitFor } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 export const SUPERVISOR_SCRIPT = fileURLToPath(
   new URL('../../src/bridge/supervisor.sh', import.meta.url),

@@ -9,11 +9,12 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/bridge/contract.ts';
-import { decide, parsePolicy, type BridgePolicy } from '../../src/bridge/policy.ts';
+import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/mcp/metadata.ts';
+import { decide } from '../../src/bridge/policy.ts';
+import { parsePolicy, type BridgePolicy } from '../../src/tools/policy.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { discover } from '../../src/discovery/client.ts';
-import { toolDigest, type Digest } from '../../src/discovery/digest.ts';
+import { toolDigest, type Digest } from '../../src/tools/digest.ts';
 import {
   connect,
   messagesOf,
@@ -24,8 +25,8 @@ import {
   tempDir,
   textOf,
   toolCall,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 const D = (c: string): Digest => `sha256:${c.repeat(64)}`;
 

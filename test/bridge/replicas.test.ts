@@ -11,14 +11,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { replicaTag } from '../../src/bridge/replicas.ts';
-import { INITIALIZE, NODE, SERVERS, post, textOf, toolCall, waitFor } from './harness.ts';
-
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+import { CLI } from '../support/cli.ts';
+import { waitFor } from '../support/wait.ts';
+import { INITIALIZE, NODE, SERVERS, post, textOf, toolCall } from './harness.ts';
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -59,7 +58,7 @@ async function startReplica(port: number, peers: string, server: string[]): Prom
   await waitFor(
     `the bridge on ${address} to be ready`,
     async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200 || undefined,
-    60_000,
+    { timeoutMs: 60_000 },
   );
   return { base, url: `${base}/mcp`, stop };
 }

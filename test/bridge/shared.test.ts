@@ -18,8 +18,8 @@ import {
   startTestBridge,
   textOf,
   toolCall,
-  waitFor,
 } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface Stats {
   initialize: number;

@@ -9,11 +9,12 @@ import { chmod, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ByteBudget } from '../../src/bridge/budget.ts';
-import { CONTROL_FIFO, SUPERVISOR_GRACE_ENV } from '../../src/bridge/contract.ts';
-import type { JsonRpcMessage } from '../../src/bridge/jsonrpc.ts';
+import { CONTROL_FIFO, SUPERVISOR_GRACE_ENV } from '../../src/bridge/pod-contract.ts';
+import type { JsonRpcMessage } from '../../src/mcp/jsonrpc.ts';
 import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
 import type { Transport } from '../../src/bridge/transport.ts';
-import { NODE, SERVERS, waitFor, tempDir } from './harness.ts';
+import { NODE, SERVERS, tempDir } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   emptyDir,
   markedCommand,
@@ -171,7 +172,9 @@ describe('supervisor.sh', () => {
     await waitFor('the background process to start', () => seen.messages[0]);
     transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, account);
 
-    await waitFor('the session to end without a close', () => seen.closed[0], 10_000);
+    await waitFor('the session to end without a close', () => seen.closed[0], {
+      timeoutMs: 10_000,
+    });
     expect(await markedProcesses(mark)).toEqual([]);
     await waitFor('the log line', () =>
       supervisor.log.find((line) =>
@@ -194,14 +197,16 @@ describe('supervisor.sh', () => {
     const transport = await launcher.launch();
     const seen = collect(transport);
     transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }, account);
-    await waitFor('the answer to a ping', () => seen.messages.find((m) => 'id' in m), 30_000);
+    await waitFor('the answer to a ping', () => seen.messages.find((m) => 'id' in m), {
+      timeoutMs: 30_000,
+    });
     expect((await markedProcesses(mark)).length).toBeGreaterThanOrEqual(3); // npm exec, sh, node
 
     // `stop` while the session still holds stdin open, as for a server that ignores its end.
     const id = transport.label.replace(/^fifo /, '');
     await writeFile(join(supervisor.dir, CONTROL_FIFO), `stop ${id}\n`);
     // The session's stdout closed: no process is left that could answer on it.
-    await waitFor('the session to end', () => seen.closed[0], 10_000);
+    await waitFor('the session to end', () => seen.closed[0], { timeoutMs: 10_000 });
     expect(await markedProcesses(mark)).toEqual([]);
     await launcher.close();
   });

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
-import type { KubeObject } from '../../src/controller/kube/resources.ts';
+import type { KubeObject } from '../../src/kube/resources.ts';
 import { ensureBinaries } from '../cluster/build.ts';
 
 export const CHART_DIR = join(import.meta.dirname, '..', '..', 'charts', 'mcp-operator');

@@ -9,8 +9,7 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { dump } from 'js-yaml';
 import { startProcess, stopProcess, type ManagedProcess } from '../cluster/processes.ts';
 import { waitFor } from '../cluster/testing.ts';
-
-const CLI = join(import.meta.dirname, '..', '..', 'src', 'cli.ts');
+import { CLI } from '../support/cli.ts';
 
 /**
  * A kubeconfig that authenticates with a fresh token of `namespace/serviceAccount` (TokenRequest

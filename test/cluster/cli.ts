@@ -10,6 +10,8 @@
  *   load IMAGE...
  *           copy images from the local Docker engine into the real node's containerd, as
  *           `kind load docker-image` does
+ *   deploy  the README's quick start on the real node: build and load the images, install the
+ *           chart, apply the examples (deploy.ts); prints the MCPServers' names
  *
  * `up` starts a detached daemon (this file's internal `serve` command) that holds the control
  * plane and writes `state.json` once it is ready. State lives in `.cluster/` at the repository
@@ -21,6 +23,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureBinaries } from './build.ts';
 import { ControlPlane, type Component } from './control-plane.ts';
+import { deploy } from './deploy.ts';
 import { cleanUpAbandonedNode, loadImages } from './node.ts';
 import { poll } from './probe.ts';
 import { isAlive } from './processes.ts';
@@ -191,15 +194,8 @@ async function build(): Promise<number> {
 
 async function load(): Promise<number> {
   const images = process.argv.slice(3);
-  const state = await readState();
-  if (state === undefined || !isAlive(state.pid)) {
-    console.error('no control plane is running: start one with `npm run cluster -- up`');
-    return 1;
-  }
-  if (state.containerdSocket === undefined) {
-    console.error('the running control plane has no real node (it was started without root)');
-    return 1;
-  }
+  const state = await runningWithNode();
+  if (state === undefined) return 1;
   if (images.length === 0) {
     console.error('usage: npm run cluster -- load IMAGE...');
     return 2;
@@ -208,12 +204,46 @@ async function load(): Promise<number> {
   return 0;
 }
 
-const COMMANDS: Record<string, () => Promise<number>> = { up, down, status, build, load, serve };
+/** The running control plane, with a real node; undefined (and says why) without. */
+async function runningWithNode(): Promise<(State & { containerdSocket: string }) | undefined> {
+  const state = await readState();
+  if (state === undefined || !isAlive(state.pid)) {
+    console.error('no control plane is running: start one with `npm run cluster -- up`');
+    return undefined;
+  }
+  if (state.containerdSocket === undefined) {
+    console.error('the running control plane has no real node (it was started without root)');
+    return undefined;
+  }
+  return { ...state, containerdSocket: state.containerdSocket };
+}
+
+async function deployCommand(): Promise<number> {
+  const state = await runningWithNode();
+  if (state === undefined) return 1;
+  const names = await deploy({
+    kubeconfig: state.kubeconfig,
+    containerdSocket: state.containerdSocket,
+    log: (line) => console.error(line),
+  });
+  console.log(names.join(' '));
+  return 0;
+}
+
+const COMMANDS: Record<string, () => Promise<number>> = {
+  up,
+  down,
+  status,
+  build,
+  load,
+  deploy: deployCommand,
+  serve,
+};
 
 const command = COMMANDS[process.argv[2] ?? ''];
 if (command === undefined) {
   console.error(
-    'usage: npm run cluster -- up [--no-real-node] | down | status | build | load IMAGE...',
+    'usage: npm run cluster -- up [--no-real-node] | down | status | build | load IMAGE... | deploy',
   );
   process.exitCode = 2;
 } else {

@@ -23,13 +23,17 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { dump } from 'js-yaml';
+import { DOCKER_CLI, docker } from '../images/docker.ts';
 import { cacheRoot, type Binaries, type Log } from './build.ts';
 import { NODE_NETWORK, setUpNodeNetwork, tearDownNodeNetwork } from './network.ts';
 import { issueClientCertificate, type Pki } from './pki.ts';
 import { freePorts, poll } from './probe.ts';
 import {
   cleanUpOnExit,
+  collect,
+  exitCode,
   isAlive,
+  runWithInput,
   startProcess,
   stopProcess,
   type ManagedProcess,
@@ -319,7 +323,7 @@ export class RealNode {
   }
 
   async #kubectlApply(objects: object[]): Promise<void> {
-    await pipeInput(
+    await runWithInput(
       this.#options.binaries.kubectl,
       ['--kubeconfig', this.#requireJoin().adminKubeconfig, 'apply', '--server-side', '-f', '-'],
       objects.map((object) => JSON.stringify(object)).join('\n'),
@@ -509,11 +513,11 @@ export async function loadImages(
   const held = await heldImages(socket);
   for (const reference of references) {
     const name = normaliseReference(reference);
-    const id = (await docker('image', 'inspect', '--format', '{{.Id}}', reference)).trim();
+    const id = (await docker(['image', 'inspect', '--format', '{{.Id}}', reference])).trim();
     if (held.has(name) && record[name] === id) continue;
     const started = Date.now();
     await pipe(
-      ['docker', ['save', reference]],
+      [DOCKER_CLI, ['save', reference]],
       ['ctr', ['--address', socket, '--namespace', CRI_NAMESPACE, 'images', 'import', '-']],
     );
     log(`loaded ${reference} into the real node in ${((Date.now() - started) / 1000).toFixed(1)}s`);
@@ -782,7 +786,7 @@ async function buildPauseImage(dir: string): Promise<void> {
     source,
   ]);
   await execFileAsync('tar', ['-C', context, '-cf', join(dir, 'pause.tar'), 'pause']);
-  await docker(
+  await docker([
     'import',
     '--change',
     'ENTRYPOINT ["/pause"]',
@@ -790,12 +794,7 @@ async function buildPauseImage(dir: string): Promise<void> {
     'USER 65535:65535',
     join(dir, 'pause.tar'),
     PAUSE_IMAGE,
-  );
-}
-
-async function docker(...args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync('docker', args, { maxBuffer: 16 * 1024 * 1024 });
-  return stdout;
+  ]);
 }
 
 /** `from | to`, failing with the stderr of whichever side failed. */
@@ -811,27 +810,4 @@ async function pipe(from: [string, string[]], to: [string, string[]]): Promise<v
       `${from[0]} ${from[1].join(' ')} | ${to[0]} failed: ${sourceError}${sinkError}`,
     );
   }
-}
-
-async function pipeInput(command: string, args: string[], input: string): Promise<void> {
-  const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'] });
-  const error = collect(child.stderr);
-  child.stdin.end(input);
-  if ((await exitCode(child)) !== 0)
-    throw new Error(`${command} ${args.join(' ')} failed: ${await error}`);
-}
-
-function collect(stream: NodeJS.ReadableStream): Promise<string> {
-  return new Promise((resolve) => {
-    let text = '';
-    stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
-    stream.on('end', () => resolve(text));
-  });
-}
-
-function exitCode(child: ReturnType<typeof spawn>): Promise<number | null> {
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
 }

@@ -174,6 +174,37 @@ function uninstallHandlers(): void {
   for (const signal of SIGNALS) process.off(signal, onSignal);
 }
 
+/** Runs `command` with `input` on its stdin; fails with its stderr when it exits non-zero. */
+export async function runWithInput(
+  command: string,
+  args: readonly string[],
+  input: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'], env });
+  const stderr = collect(child.stderr);
+  child.stdin.end(input);
+  if ((await exitCode(child)) !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed: ${await stderr}`);
+  }
+}
+
+/** Everything a stream carries until it ends, as text. */
+export function collect(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    stream.on('end', () => resolve(text));
+  });
+}
+
+export function exitCode(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+}
+
 function lazy<T>(compute: () => T): () => T {
   let value: { v: T } | undefined;
   return () => (value ??= { v: compute() }).v;

@@ -12,7 +12,7 @@
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { poll } from './probe.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** A KubeConfig for the cluster the global setup provides (admin credentials). */
 export function kubeConfig(): KubeConfig {
@@ -69,27 +69,4 @@ export function useNamespace(
   };
 }
 
-export interface WaitOptions {
-  timeoutMs?: number;
-  intervalMs?: number;
-}
-
-/**
- * Polls `condition` until it returns a value other than undefined (or false) and returns it.
- * Errors thrown by `condition` count as "not yet" (a 404 while an object is being created);
- * the last one is reported if time runs out.
- */
-export async function waitFor<T>(
-  what: string,
-  condition: () => Promise<T | undefined | false>,
-  { timeoutMs = 30_000, intervalMs = 200 }: WaitOptions = {},
-): Promise<T> {
-  return poll(
-    what,
-    async () => {
-      const value = await condition();
-      return value === false ? undefined : value;
-    },
-    { timeoutMs, intervalMs },
-  );
-}
+export { waitFor, type WaitOptions } from '../support/wait.ts';

@@ -4,10 +4,8 @@
  * child started here is killed by `killAll` (call it in afterEach/afterAll).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-
-const CLI = join(import.meta.dirname, '..', '..', 'src', 'cli.ts');
+import { CLI } from '../support/cli.ts';
 
 export interface OperatorProcess {
   process: ChildProcess;

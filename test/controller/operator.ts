@@ -12,21 +12,18 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { pino } from 'pino';
 import { inject } from 'vitest';
-import type { Condition } from '../../src/api/core.ts';
+import type { Condition } from '../../src/api/core-v1.ts';
 import {
   API_VERSION,
   type MCPServer,
   type MCPServerSpec,
 } from '../../src/api/v1alpha1/mcpserver.ts';
 import { parseControllerConfig } from '../../src/controller/config.ts';
-import { loadClientConfig } from '../../src/controller/kube/config.ts';
+import { loadClientConfig } from '../../src/kube/config.ts';
 import { Manager, type ManagerOptions } from '../../src/controller/manager.ts';
 import { waitFor, type WaitOptions } from '../cluster/testing.ts';
-
-/** Set MCP_OPERATOR_TEST_LOG=debug to see the operator's log. */
-export const testLog = () => pino({ level: process.env.MCP_OPERATOR_TEST_LOG ?? 'silent' });
+import { testLogger } from '../support/log.ts';
 
 /** An operator watching only `namespace`, with its HTTP server on a free port. */
 export async function startOperator(
@@ -45,7 +42,7 @@ export async function startOperator(
     {},
   );
   const clientConfig = await loadClientConfig({ kubeconfig: inject('kubeconfig'), env: {} });
-  return Manager.start({ config, clientConfig, log: testLog(), ...options });
+  return Manager.start({ config, clientConfig, log: testLogger(), ...options });
 }
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

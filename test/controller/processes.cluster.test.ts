@@ -62,7 +62,11 @@ describe('two replicas', () => {
     const others = [replica()];
     await others[0]!.url;
     await electedAmong([leader, ...others]);
-    expect(await leaseHolder()).toBeDefined();
+    const identity = await waitFor(
+      'the leader to log its identity',
+      () => leader.logs.find((line) => line['msg'] === 'became leader')?.['identity'],
+    );
+    expect(await leaseHolder()).toBe(identity);
     await k.create('one', WEB);
     await k.waitForReady('one', 'True');
     expect(await writeCount(await leader.url)).toBeGreaterThan(0);

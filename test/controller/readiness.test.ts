@@ -1,6 +1,6 @@
 import type { V1ContainerStatus, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../../src/api/core.ts';
+import type { Condition } from '../../src/api/core-v1.ts';
 import {
   deploymentReadiness,
   externalReadiness,

@@ -1,7 +1,7 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ControllerMetrics } from '../../src/controller/metrics.ts';
 import { parseAddress, startServer } from '../../src/controller/server.ts';
+import { testLogger } from '../support/log.ts';
 
 describe('operator HTTP server', () => {
   it('serves liveness, readiness once synced, and the metrics', async () => {
@@ -17,7 +17,7 @@ describe('operator HTTP server', () => {
       address: '127.0.0.1:0',
       registry: metrics.registry,
       ready: () => synced,
-      log: pino({ level: 'silent' }),
+      log: testLogger(),
     });
     try {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);

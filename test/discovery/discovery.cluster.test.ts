@@ -9,12 +9,13 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dump } from 'js-yaml';
-import type { Condition } from '../../src/api/core.ts';
+import type { Condition } from '../../src/api/core-v1.ts';
 import type { MCPServer, MCPServerSpec } from '../../src/api/v1alpha1/mcpserver.ts';
 import type { Manager } from '../../src/controller/manager.ts';
-import { approvedTools } from '../../src/discovery/approve.ts';
-import { toolDigest } from '../../src/discovery/digest.ts';
-import { SNAPSHOT_KEY, takeSnapshot } from '../../src/discovery/snapshot.ts';
+import { approvedTools } from '../../src/tools/approve.ts';
+import { toolDigest } from '../../src/tools/digest.ts';
+import { takeSnapshot } from '../../src/tools/snapshot.ts';
+import { SNAPSHOT_KEY } from '../../src/discovery/snapshot-configmap.ts';
 import { installCrd } from '../api/install-crd.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
 import { cluster, startOperator, writeCount } from '../controller/operator.ts';

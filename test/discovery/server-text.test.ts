@@ -11,9 +11,12 @@ import { describe, expect, it } from 'vitest';
 import { MCPServerStatus as StatusSchema } from '../../src/api/v1alpha1/mcpserver.ts';
 import { discover } from '../../src/discovery/client.ts';
 import { failureOf } from '../../src/discovery/runner.ts';
-import { takeSnapshot } from '../../src/discovery/snapshot.ts';
-import { discoveryStatus, type DiscoveryStatusInput } from '../../src/discovery/status.ts';
-import { MESSAGE_MAX } from '../../src/discovery/text.ts';
+import { takeSnapshot } from '../../src/tools/snapshot.ts';
+import {
+  discoveryStatus,
+  type DiscoveryStatusInput,
+} from '../../src/discovery/discovery-status.ts';
+import { MESSAGE_MAX } from '../../src/tools/text.ts';
 import { fixtureTool, hostile, startHttp, startScripted, track } from './servers.ts';
 
 const validStatus = new Ajv({ strict: false, validateFormats: false }).compile(StatusSchema);

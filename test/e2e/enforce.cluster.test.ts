@@ -28,9 +28,9 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Manager } from '../../src/controller/manager.ts';
-import type { StoredMCPServer } from '../../src/controller/render/metadata.ts';
-import { toolDigest } from '../../src/discovery/digest.ts';
-import { SNAPSHOT_KEY } from '../../src/discovery/snapshot.ts';
+import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
+import { toolDigest } from '../../src/tools/digest.ts';
+import { SNAPSHOT_KEY } from '../../src/discovery/snapshot-configmap.ts';
 import { installCrd } from '../api/install-crd.ts';
 import { connect } from '../bridge/harness.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
@@ -38,8 +38,8 @@ import { cluster, startOperator } from '../controller/operator.ts';
 import { requestDiscovery, waitForCondition } from '../discovery/operator.ts';
 import { sdkListTools } from '../discovery/servers.ts';
 import { type LocalPod, runPod } from './local-pod.ts';
+import { CLI } from '../support/cli.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('./fixtures/tools-from-file.ts', import.meta.url));
 const NAME = 'files';
 

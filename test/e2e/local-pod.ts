@@ -15,13 +15,12 @@ import { once } from 'node:events';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { CoreV1Api, V1Container, V1PodSpec, V1Volume } from '@kubernetes/client-node';
 import { ASSET_DIR_ENV } from '../../src/bridge/install.ts';
 import { assetDir } from '../bridge/pod.ts';
 import { waitFor } from '../cluster/testing.ts';
+import { CLI } from '../support/cli.ts';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const OPERATOR_BINARY = 'mcp-operator';
 /** How often volumes follow their ConfigMap or Secret (the kubelet takes up to a minute). */
 const SYNC_MS = 300;

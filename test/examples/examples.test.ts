@@ -13,9 +13,10 @@ import { describe, expect, it } from 'vitest';
 import { structural, type JsonSchema } from '../../src/api/crd.ts';
 import { MCPServerSchema, type MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
 import { bridgePolicy } from '../../src/controller/render/policy.ts';
-import { objectNames, type StoredMCPServer } from '../../src/controller/render/metadata.ts';
-import { toolDigest } from '../../src/discovery/digest.ts';
-import { SNAPSHOT_KEY, snapshotConfigMap, takeSnapshot } from '../../src/discovery/snapshot.ts';
+import { objectNames, type StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
+import { toolDigest } from '../../src/tools/digest.ts';
+import { takeSnapshot } from '../../src/tools/snapshot.ts';
+import { SNAPSHOT_KEY, snapshotConfigMap } from '../../src/discovery/snapshot-configmap.ts';
 import { loadExamples } from './examples.ts';
 
 const examples = await loadExamples();

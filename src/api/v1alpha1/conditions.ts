@@ -5,6 +5,8 @@
  * https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties
  */
 
+import { metaTime, type Condition } from '../core-v1.ts';
+
 export const ConditionType = {
   /** The server's pods are available (image servers) or its URL answers (url servers). */
   Ready: 'Ready',
@@ -61,3 +63,31 @@ export const DriftedReason = {
   BaselineInvalid: 'BaselineInvalid',
 } as const;
 export type DriftedReason = (typeof DriftedReason)[keyof typeof DriftedReason];
+
+/** The condition of `type` in a status, if it has one. */
+export function findCondition(
+  status: { conditions?: Condition[] } | undefined,
+  type: string,
+): Condition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
+/**
+ * The condition to write in place of `previous` (metav1.Condition semantics, API conventions
+ * above): `lastTransitionTime` moves only when `status` changes, not when reason or message do.
+ */
+export function nextCondition(
+  previous: Condition | undefined,
+  next: Omit<Condition, 'lastTransitionTime'>,
+  now: Date,
+): Condition {
+  return {
+    type: next.type,
+    status: next.status,
+    observedGeneration: next.observedGeneration,
+    lastTransitionTime:
+      previous?.status === next.status ? previous.lastTransitionTime : metaTime(now),
+    reason: next.reason,
+    message: next.message,
+  };
+}

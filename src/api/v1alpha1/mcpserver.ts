@@ -12,7 +12,7 @@
 
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { Type, type Static } from '@sinclair/typebox';
-import { EnvFromSource, EnvVar, LocalObjectReference, ResourceRequirements } from '../core.ts';
+import { EnvFromSource, EnvVar, LocalObjectReference, ResourceRequirements } from '../core-v1.ts';
 import { API_GROUP, KIND } from '../names.ts';
 import { Duration, StringEnum, type CelRule } from '../schema.ts';
 import { DEFAULTS } from './defaults.ts';

@@ -4,7 +4,7 @@
  */
 
 import { Type } from '@sinclair/typebox';
-import { Affinity, LocalObjectReference, PodSecurityContext, Toleration } from '../core.ts';
+import { Affinity, LocalObjectReference, PodSecurityContext, Toleration } from '../core-v1.ts';
 import { RESERVED_LABELS } from '../names.ts';
 import { StringMap } from '../schema.ts';
 

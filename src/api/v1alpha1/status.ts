@@ -4,7 +4,7 @@
  */
 
 import { Type, type Static } from '@sinclair/typebox';
-import { CONDITION_MESSAGE_MAX, Condition } from '../core.ts';
+import { CONDITION_MESSAGE_MAX, Condition } from '../core-v1.ts';
 import { StringEnum } from '../schema.ts';
 import {
   DIGEST_PATTERN,
@@ -22,7 +22,7 @@ const Time = (description: string) => Type.String({ description, format: 'date-t
 /**
  * Everything in status that a server chose (names, versions, capability keys, error text) is
  * bounded here as well as in the operator, which makes control characters visible and cuts
- * long text (src/discovery/text.ts): a status write the API server refuses would take Ready
+ * long text (src/tools/text.ts): a status write the API server refuses would take Ready
  * and every other condition down with it. Tool names are only ever ones that follow MCP's
  * rules; a name that breaks them is reported in status.drift.invalidNames instead.
  */

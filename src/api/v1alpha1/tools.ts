@@ -3,7 +3,7 @@
  */
 
 import { Type, type Static } from '@sinclair/typebox';
-import { LocalObjectReference } from '../core.ts';
+import { LocalObjectReference } from '../core-v1.ts';
 import { FreeForm, StringEnum } from '../schema.ts';
 import { DEFAULTS } from './defaults.ts';
 
@@ -11,7 +11,7 @@ export const DRIFT_POLICIES = ['Warn', 'Enforce'] as const;
 
 /**
  * The parts of an MCP `Tool` that are digested and compared one by one (MCP 2025-11-25,
- * server/tools, "Tool"). The one list: src/discovery/digest.ts digests exactly these
+ * server/tools, "Tool"). The one list: src/tools/digest.ts digests exactly these
  * (DIGEST_FIELDS), and says why these and no others.
  */
 export const TOOL_FIELDS = [
@@ -23,7 +23,7 @@ export const TOOL_FIELDS = [
   'execution',
 ] as const;
 
-/** `sha256:` and 64 lowercase hex digits: the digest form of src/discovery/digest.ts. */
+/** `sha256:` and 64 lowercase hex digits: the digest form of src/tools/digest.ts. */
 export const DIGEST_PATTERN = '^sha256:[0-9a-f]{64}$';
 
 /** Tool names, MCP 2025-11-25 server/tools "Tool Names": 1-128 of A-Z a-z 0-9 _ - . */

@@ -1,6 +1,6 @@
 /**
  * Containers and volumes of an MCP server pod. For `stdio` the pod follows the bridge contract
- * (src/bridge/contract.ts, docs/adr/0002-stdio-bridge-sidecar.md): an init container copies the
+ * (src/bridge/pod-contract.ts, docs/adr/0002-stdio-bridge-sidecar.md): an init container copies the
  * static busybox and the supervisor into a shared emptyDir, the server container runs the
  * user's command under that supervisor, and the bridge sidecar serves it as Streamable HTTP.
  * For `streamable-http` the user's container serves MCP itself.
@@ -20,21 +20,22 @@ import {
   BRIDGE_MOUNT_PATH,
   BRIDGE_POD_IP_ENV,
   BRIDGE_VOLUME_NAME,
-  DISCOVERY_TOKEN_KEY,
   bridgeArgs,
   installArgs,
   supervisedCommand,
   type BridgeSettings,
-} from '../../bridge/contract.ts';
-import type { StoredMCPServer } from './metadata.ts';
-import { objectNames } from './metadata.ts';
+} from '../../bridge/pod-contract.ts';
+import { DISCOVERY_TOKEN_KEY } from '../../api/v1alpha1/stored.ts';
+import type { StoredMCPServer } from '../../api/v1alpha1/stored.ts';
+import { objectNames } from '../../api/v1alpha1/stored.ts';
 import {
   DEFAULT_BRIDGE_RESOURCES,
   DEFAULT_SERVER_RESOURCES,
   INIT_RESOURCES,
   type RenderOptions,
 } from './options.ts';
-import { POLICY_KEY, POLICY_FILE, POLICY_MOUNT_PATH, isEnforced } from './policy.ts';
+import { POLICY_KEY, POLICY_FILE, POLICY_MOUNT_PATH } from './policy.ts';
+import { isEnforced } from '../../api/v1alpha1/spec.ts';
 
 /** The name of the MCP port on containers and the Service. */
 export const MCP_PORT_NAME = 'mcp';

@@ -4,7 +4,7 @@
  */
 
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
-import type { BaselineTool } from '../../discovery/drift.ts';
+import type { BaselineTool } from '../../tools/drift.ts';
 
 export interface RenderOptions {
   /** The operator's own image: init container (busybox + supervisor) and bridge sidecar. */

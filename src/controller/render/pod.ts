@@ -7,9 +7,10 @@
 import type { V1PodSecurityContext, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { DEFAULTS } from '../../api/v1alpha1/mcpserver.ts';
 import { API_GROUP } from '../../api/names.ts';
-import { digestOf } from '../../discovery/digest.ts';
+import { digestOf } from '../../tools/digest.ts';
 import { stdioParts, streamableHttpParts, type PodParts } from './containers.ts';
-import { objectNames, standardLabels, type StoredMCPServer } from './metadata.ts';
+import { standardLabels } from './metadata.ts';
+import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 import type { RenderOptions, Resolved } from './options.ts';
 
 export const CHECKSUM_ANNOTATION = `${API_GROUP}/config-checksum`;

@@ -6,10 +6,12 @@
  */
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { BridgePolicy } from '../../bridge/policy.ts';
-import { toolDigest, type Digest } from '../../discovery/digest.ts';
-import type { BaselineTool } from '../../discovery/drift.ts';
-import { objectMeta, objectNames, type StoredMCPServer } from './metadata.ts';
+import type { BridgePolicy } from '../../tools/policy.ts';
+import { toolDigest, type Digest } from '../../tools/digest.ts';
+import type { BaselineTool } from '../../tools/drift.ts';
+import { compareNames } from '../../tools/snapshot.ts';
+import { objectMeta } from './metadata.ts';
+import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 
 export const POLICY_KEY = 'policy.json';
 export const POLICY_MOUNT_PATH = '/etc/mcp-operator/policy';
@@ -20,10 +22,6 @@ export const POLICY_FILE = `${POLICY_MOUNT_PATH}/${POLICY_KEY}`;
  * policy without it as "no digest check", which the operator never wants).
  */
 export type RenderedPolicy = BridgePolicy & Required<Pick<BridgePolicy, 'approved'>>;
-
-export function isEnforced(server: StoredMCPServer): boolean {
-  return server.spec.transport === 'stdio' && server.spec.tools?.driftPolicy === 'Enforce';
-}
 
 /** An approved entry carries its digest, or the definition the digest is computed from. */
 function approvedDigest(tool: BaselineTool): Digest {
@@ -44,7 +42,7 @@ export function bridgePolicy(
     name: tool.name,
     digest: approvedDigest(tool),
   }));
-  approved.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  approved.sort((a, b) => compareNames(a.name, b.name));
   const allow = tools?.allow;
   return allow === undefined || allow.length === 0 ? { approved } : { approved, allow };
 }

@@ -12,10 +12,12 @@ import type {
   V1ServiceSpec,
 } from '@kubernetes/client-node';
 import { MCP_PORT_NAME, effectivePath, effectivePort } from './containers.ts';
-import { objectMeta, objectNames, selectorLabels, type StoredMCPServer } from './metadata.ts';
+import { objectMeta, selectorLabels } from './metadata.ts';
+import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 import type { RenderOptions, Resolved } from './options.ts';
 import { effectiveReplicas, podTemplate } from './pod.ts';
-import { isEnforced, policyConfigMap } from './policy.ts';
+import { policyConfigMap } from './policy.ts';
+import { isEnforced } from '../../api/v1alpha1/spec.ts';
 
 export type DesiredObject = V1ServiceAccount | V1ConfigMap | V1Service | V1Deployment;
 

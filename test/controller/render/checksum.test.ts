@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CHECKSUM_ANNOTATION, startupReferences } from '../../../src/controller/render/pod.ts';
 import type { Resolved } from '../../../src/controller/render/options.ts';
-import type { StoredMCPServer } from '../../../src/controller/render/metadata.ts';
+import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
 import { OPTIONS, deploymentOf, stdio } from './fixtures.ts';
 
 const server = stdio({

@@ -1,6 +1,6 @@
 import type { V1Container, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
 import type { MCPServerSpec } from '../../../src/api/v1alpha1/mcpserver.ts';
-import type { StoredMCPServer } from '../../../src/controller/render/metadata.ts';
+import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
 import type { RenderOptions, Resolved } from '../../../src/controller/render/options.ts';
 import { render, type DesiredObject } from '../../../src/controller/render/render.ts';
 

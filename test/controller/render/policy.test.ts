@@ -1,6 +1,6 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { toolDigest } from '../../../src/discovery/digest.ts';
+import { toolDigest } from '../../../src/tools/digest.ts';
 import { POLICY_KEY } from '../../../src/controller/render/policy.ts';
 import { render } from '../../../src/controller/render/render.ts';
 import type { MCPServerSpec } from '../../../src/api/v1alpha1/mcpserver.ts';

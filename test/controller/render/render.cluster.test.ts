@@ -16,7 +16,7 @@ import {
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_GROUP, FIELD_MANAGER, PLURAL } from '../../../src/api/names.ts';
 import { API_VERSION, VERSION, type MCPServerSpec } from '../../../src/api/v1alpha1/mcpserver.ts';
-import type { StoredMCPServer } from '../../../src/controller/render/metadata.ts';
+import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
 import { render } from '../../../src/controller/render/render.ts';
 import { BRIDGE_CONTAINER } from '../../../src/controller/render/containers.ts';
 import { kubeConfig, useNamespace, waitFor } from '../../cluster/testing.ts';

@@ -1,7 +1,7 @@
 import type { V1Service, V1ServiceAccount } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { BRIDGE_MOUNT_PATH, BRIDGE_VOLUME_NAME } from '../../../src/bridge/contract.ts';
-import type { StoredMCPServer } from '../../../src/controller/render/metadata.ts';
+import { BRIDGE_MOUNT_PATH, BRIDGE_VOLUME_NAME } from '../../../src/bridge/pod-contract.ts';
+import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
 import { endpointOf, render } from '../../../src/controller/render/render.ts';
 import {
   OPTIONS,

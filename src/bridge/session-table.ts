@@ -1,0 +1,277 @@
+/**
+ * The session table and the children behind it: which upstream a new session gets (a fresh
+ * child in PerSession mode, the one shared child in Shared mode), idle expiry, the limit on
+ * sessions, readiness, and an orderly shutdown. Knows nothing of HTTP.
+ */
+
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ByteBudget } from './budget.ts';
+import type { SessionMode } from './pod-contract.ts';
+import { isErrorResponse } from '../mcp/jsonrpc.ts';
+import { LATEST_HANDSHAKE_VERSION } from '../mcp/versions.ts';
+import type { BridgeMetrics } from './metrics.ts';
+import { Session } from './session.ts';
+import type { Launcher } from './transport.ts';
+import { Upstream, type UpstreamHooks } from './upstream.ts';
+
+export interface BridgeConfig {
+  mode: SessionMode;
+  maxSessions: number;
+  idleTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+export interface BridgeDeps {
+  /** Hands out children for sessions (the warm pool in PerSession mode). */
+  launcher: Launcher;
+  /** Starts children directly, for the readiness probe (which must not drain the pool). */
+  probeLauncher: Launcher;
+  logger: Logger;
+  metrics: BridgeMetrics;
+  /** What sessions may have waiting for their children (budget.ts). */
+  budget: ByteBudget;
+  hooks?: (upstream: Upstream) => UpstreamHooks;
+  /** Children waiting in the warm pool, for the children gauge. */
+  pooled?: () => number;
+  /** Ids for new sessions; by default a random UUID (replicas.ts names the replica in them). */
+  sessionId?: () => string;
+}
+
+/** The client's identity when the bridge itself talks to a child (probe, 2026-07-28 clients). */
+export const BRIDGE_CLIENT_INFO = { name: 'mcp-operator-bridge', version: '0.1.0' };
+
+/**
+ * How the bridge initializes a child that serves more than one client (Shared mode, 2026-07-28
+ * clients): at the newest version it knows, so each session can be answered with its own
+ * (sessionVersion, src/mcp/versions.ts). Form elicitation and sampling are declared because
+ * they can be routed to the client whose request the child works on, and refused for one that
+ * did not declare them (upstream.ts); for 2026-07-28 clients they become input requests
+ * (MRTR). Roots are left out: a child asks for them outside any request, where no one client
+ * is the right one to ask.
+ */
+const SHARED_INITIALIZE = {
+  protocolVersion: LATEST_HANDSHAKE_VERSION,
+  capabilities: { elicitation: { form: {} }, sampling: {} },
+  clientInfo: BRIDGE_CLIENT_INFO,
+};
+
+/** Longest a readiness probe waits for each answer. */
+const PROBE_TIMEOUT_MS = 30_000;
+/** How often open SSE connections get a comment, so idle ones survive proxies and LBs. */
+const KEEP_ALIVE_MS = 15_000;
+
+export class SessionLimitError extends Error {}
+
+/** An upstream started on first use, and again on the next use after its child ended. */
+class LazyUpstream {
+  readonly #start: () => Promise<Upstream>;
+  #current: Promise<Upstream> | undefined;
+
+  constructor(start: () => Promise<Upstream>) {
+    this.#start = start;
+  }
+
+  async get(): Promise<Upstream> {
+    const current = this.#current;
+    if (current) {
+      const upstream = await current.catch(() => undefined);
+      if (upstream && !upstream.isClosed) return upstream;
+      if (this.#current === current) this.#current = undefined;
+      return this.get();
+    }
+    const started = this.#start();
+    this.#current = started;
+    started.catch(() => {
+      if (this.#current === started) this.#current = undefined;
+    });
+    return started;
+  }
+}
+
+export class Bridge {
+  readonly config: BridgeConfig;
+  readonly #deps: BridgeDeps;
+  readonly #sessions = new Map<string, Session>();
+  /** Sessions whose child is being started: they hold a slot of --max-sessions already. */
+  #opening = 0;
+  readonly #upstreams = new Set<Upstream>();
+  /** Upstreams we are closing on purpose; any other close is a crash. */
+  readonly #retiring = new WeakSet<Upstream>();
+  readonly #shared = new LazyUpstream(() => this.#startInitialized());
+  readonly #stateless = new LazyUpstream(() => this.#startInitialized());
+  readonly #sweeper: NodeJS.Timeout;
+  #lastKeepAlive = Date.now();
+
+  constructor(config: BridgeConfig, deps: BridgeDeps) {
+    this.config = config;
+    this.#deps = deps;
+    deps.metrics.observe({
+      sessions: () => this.#sessions.size,
+      children: () => this.#upstreams.size + (deps.pooled?.() ?? 0),
+    });
+    const tick = Math.max(100, Math.min(5_000, config.idleTimeoutMs / 4));
+    this.#sweeper = setInterval(() => this.#sweep(), tick);
+    this.#sweeper.unref();
+  }
+
+  get budget(): ByteBudget {
+    return this.#deps.budget;
+  }
+
+  get sessionCount(): number {
+    return this.#sessions.size;
+  }
+
+  get inFlight(): number {
+    let count = 0;
+    for (const session of this.#sessions.values()) count += session.inFlight;
+    return count;
+  }
+
+  session(id: string): Session | undefined {
+    return this.#sessions.get(id);
+  }
+
+  /**
+   * A new session with its upstream; throws SessionLimitError when the table is full. The slot
+   * is taken before the child is awaited: starting one takes long enough (the supervisor, a
+   * cold `npx`) for many requests to pass a check made before it.
+   */
+  async openSession(): Promise<Session> {
+    if (this.#sessions.size + this.#opening >= this.config.maxSessions)
+      throw new SessionLimitError();
+    this.#opening++;
+    let upstream: Upstream;
+    try {
+      upstream =
+        this.config.mode === 'Shared' ? await this.sharedUpstream() : await this.#startUpstream();
+    } finally {
+      this.#opening--;
+    }
+    const sessionId = this.#deps.sessionId?.() ?? randomUUID();
+    const session = new Session(sessionId, upstream, this.#deps.budget.account(), {
+      ended: (ended, reason) => this.#ended(ended, reason),
+    });
+    this.#sessions.set(session.id, session);
+    return session;
+  }
+
+  /**
+   * The one child of Shared mode, initialized by the bridge, started on first use and again
+   * after it ended.
+   */
+  sharedUpstream(): Promise<Upstream> {
+    return this.#shared.get();
+  }
+
+  /**
+   * The child that serves 2026-07-28 clients, initialized by the bridge: those requests carry
+   * no session, so they cannot have a child each. In Shared mode it is the shared child.
+   */
+  statelessUpstream(): Promise<Upstream> {
+    return (this.config.mode === 'Shared' ? this.#shared : this.#stateless).get();
+  }
+
+  /**
+   * Readiness: a child can be started and answers `initialize` and `ping`. Uses a child of its
+   * own, which it stops afterwards.
+   */
+  async probe(): Promise<void> {
+    const transport = await this.#deps.probeLauncher.launch();
+    const upstream = new Upstream(transport, {
+      ...this.#upstreamOptions(),
+      requestTimeoutMs: Math.min(this.config.requestTimeoutMs, PROBE_TIMEOUT_MS),
+    });
+    try {
+      const init = await upstream.request('initialize', {
+        protocolVersion: LATEST_HANDSHAKE_VERSION,
+        capabilities: {},
+        clientInfo: BRIDGE_CLIENT_INFO,
+      });
+      if (isErrorResponse(init)) throw new Error(`initialize failed: ${init.error.message}`);
+      upstream.notify('notifications/initialized');
+      const ping = await upstream.request('ping');
+      if (isErrorResponse(ping)) throw new Error(`ping failed: ${ping.error.message}`);
+    } finally {
+      await upstream.close();
+    }
+  }
+
+  /** Waits until no request is in flight, or the deadline passes. */
+  async drain(deadline: number): Promise<void> {
+    while (this.inFlight > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    for (const session of [...this.#sessions.values()]) session.end('the bridge is shutting down');
+    const upstreams = [...this.#upstreams];
+    for (const upstream of upstreams) this.#retiring.add(upstream);
+    await Promise.all(upstreams.map((upstream) => upstream.close()));
+    await this.#deps.launcher.close();
+  }
+
+  async #startInitialized(): Promise<Upstream> {
+    const upstream = await this.#startUpstream();
+    try {
+      await upstream.ensureInitialized(SHARED_INITIALIZE);
+    } catch (error) {
+      this.#retiring.add(upstream);
+      void upstream.close();
+      throw error;
+    }
+    return upstream;
+  }
+
+  async #startUpstream(): Promise<Upstream> {
+    const transport = await this.#deps.launcher.launch();
+    const upstream = new Upstream(transport, this.#upstreamOptions());
+    this.#upstreams.add(upstream);
+    void upstream.closed.then((reason) => {
+      this.#upstreams.delete(upstream);
+      if (this.#retiring.has(upstream)) return;
+      this.#deps.metrics.childRestarts.inc();
+      this.#deps.logger.warn(
+        { child: upstream.label, reason },
+        'MCP server process ended unexpectedly',
+      );
+    });
+    return upstream;
+  }
+
+  #upstreamOptions(): ConstructorParameters<typeof Upstream>[1] {
+    return {
+      requestTimeoutMs: this.config.requestTimeoutMs,
+      logger: this.#deps.logger,
+      budget: this.#deps.budget,
+      hooks: this.#deps.hooks,
+      onRequestDone: (method, outcome, seconds) =>
+        this.#deps.metrics.requestDone(method, outcome, seconds),
+    };
+  }
+
+  #ended(session: Session, reason: string): void {
+    this.#sessions.delete(session.id);
+    this.#deps.logger.info({ session: session.logId, reason }, 'session ended');
+    const upstream = session.upstream;
+    if (this.config.mode === 'PerSession' && !upstream.isClosed) {
+      this.#retiring.add(upstream);
+      void upstream.close();
+    }
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    const keepAlive = now - this.#lastKeepAlive >= KEEP_ALIVE_MS;
+    if (keepAlive) this.#lastKeepAlive = now;
+    for (const session of [...this.#sessions.values()]) {
+      if (keepAlive) session.keepAlive();
+      if (session.idle && now - session.lastActivity > this.config.idleTimeoutMs) {
+        session.end(`idle for more than ${this.config.idleTimeoutMs} ms`);
+      }
+    }
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * One request of a 2026-07-28 client, carried to a child that speaks the handshake era. It is
+ * a session of its own for the upstream (ids, progress and cancellation are mapped as for any
+ * session) and lives as long as the request:
+ *
+ * - the answer gets `resultType` and the server's identity in `_meta` (2026-07-28 changelog,
+ *   items 2 and 8), and list results the cache hints `ttlMs`/`cacheScope` (minor change 5);
+ * - progress goes on the request's SSE stream; log messages only when the request asked for
+ *   them with `_meta` `io.modelcontextprotocol/logLevel`;
+ * - a request from the child to the client (elicitation, sampling) becomes an
+ *   `InputRequiredResult` (basic/patterns/mrtr): the child's call stays open, parked under a
+ *   `requestState`, until the client retries with `inputResponses`;
+ * - the client closing the stream cancels the request (basic/patterns/cancellation).
+ */
+
+import type { ServerResponse } from 'node:http';
+import {
+  errorResponse,
+  isErrorResponse,
+  isRequest,
+  isResponse,
+  WIRE,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../mcp/jsonrpc.ts';
+import { META } from '../mcp/metadata.ts';
+import { replyJson } from './replies.ts';
+import { SSE_HEADERS } from './sse.ts';
+import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from './upstream.ts';
+
+/** Results that carry cache hints in 2026-07-28 (CacheableResult). */
+const CACHEABLE = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+]);
+
+const LOG_LEVELS = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
+
+export function statelessResult(
+  method: string,
+  result: Record<string, unknown>,
+  serverInfo: unknown,
+): Record<string, unknown> {
+  const meta = {
+    ...(result._meta as Record<string, unknown> | undefined),
+    [META.serverInfo]: serverInfo,
+  };
+  const translated: Record<string, unknown> = { resultType: 'complete', ...result, _meta: meta };
+  if (CACHEABLE.has(method)) {
+    // Nothing is known about the child's caching: immediately stale, not shareable.
+    translated.ttlMs ??= 0;
+    translated.cacheScope ??= 'private';
+  }
+  return translated;
+}
+
+export interface CallContext {
+  upstream: Upstream;
+  serverInfo: unknown;
+  /** Parks the call under a fresh requestState until the client retries; returns the state. */
+  park(call: StatelessCall): string;
+  /** The call is over: forget it. */
+  done(call: StatelessCall): void;
+}
+
+let nextPort = 0;
+
+export class StatelessCall implements SessionPort {
+  readonly id = `stateless-${nextPort++}`;
+  readonly #context: CallContext;
+  readonly #method: string;
+  readonly clientCapabilities: Record<string, unknown>;
+  readonly #logLevel: number;
+  /** The HTTP exchange the next answer goes to, and the client id it must carry. */
+  #res: ServerResponse | undefined;
+  #clientId: RequestId;
+  #sse = false;
+  #finished = false;
+  #stashed: JsonRpcResponse | undefined;
+  /** Input requests handed to the client in the last InputRequiredResult: key → child's id. */
+  readonly inputKeys = new Map<string, RequestId>();
+
+  constructor(context: CallContext, request: JsonRpcRequest, res: ServerResponse) {
+    this.#context = context;
+    this.#method = request.method;
+    const meta = (request.params?._meta ?? {}) as Record<string, unknown>;
+    this.clientCapabilities = (meta[META.clientCapabilities] ?? {}) as Record<string, unknown>;
+    const level = meta[META.logLevel];
+    this.#logLevel = typeof level === 'string' ? LOG_LEVELS.indexOf(level) : -1;
+    this.#clientId = request.id;
+    this.#bind(res);
+  }
+
+  /** Sends the request to the child. Its _meta keeps only what a handshake-era child knows. */
+  start(request: JsonRpcRequest, bytes: number): void {
+    const { upstream } = this.#context;
+    upstream.attach(this);
+    const meta = { ...(request.params?._meta as Record<string, unknown> | undefined) };
+    for (const key of Object.values(META)) delete meta[key];
+    const params = { ...request.params };
+    if (Object.keys(meta).length > 0) params._meta = meta;
+    else delete params._meta;
+    upstream.fromClient(this, { ...request, params }, bytes);
+  }
+
+  /** The client retried with the answers to our input requests: pass them to the child. */
+  resume(request: JsonRpcRequest, res: ServerResponse): void {
+    this.#clientId = request.id;
+    this.#bind(res);
+    const responses = (request.params?.inputResponses ?? {}) as Record<string, unknown>;
+    for (const [key, childId] of this.inputKeys) {
+      const result = responses[key];
+      const answer: JsonRpcResponse =
+        result === undefined
+          ? errorResponse(
+              childId,
+              WIRE.INVALID_PARAMS,
+              `The client gave no response for input request ${key}`,
+            )
+          : { jsonrpc: '2.0', id: childId, result: result as Record<string, unknown> };
+      this.#context.upstream.fromClient(this, answer);
+    }
+    this.inputKeys.clear();
+    const stashed = this.#stashed;
+    this.#stashed = undefined;
+    if (stashed) this.#answer(stashed);
+  }
+
+  deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {
+    if (isResponse(message)) return this.#answer(message);
+    if (relatedTo === undefined) return; // broadcasts belong to subscriptions/listen streams
+    if (isRequest(message)) return this.#inputRequest(message);
+    if (message.method === 'notifications/message' && !this.#wantsLog(message.params?.level))
+      return;
+    this.#event(message);
+  }
+
+  upstreamClosed(reason: string): void {
+    this.#answer(
+      errorResponse(this.#clientId, WIRE.SERVER_ERROR, `The MCP server process ended (${reason})`),
+    );
+  }
+
+  /** Ends the call from our side (parked too long, or the bridge stops). */
+  abandon(): void {
+    this.#finish();
+  }
+
+  #bind(res: ServerResponse): void {
+    this.#res = res;
+    this.#sse = false;
+    // Closing the response before its answer is the client cancelling the request.
+    res.once('close', () => {
+      if (this.#res === res && !res.writableFinished) this.#finish();
+    });
+  }
+
+  #answer(response: JsonRpcResponse): void {
+    if (this.#finished) return;
+    if (!this.#res) {
+      // Parked, and the child answered before the client came back: keep it for the retry.
+      this.#stashed = response;
+      return;
+    }
+    let answer = { ...response, id: this.#clientId } as JsonRpcResponse;
+    if (!isErrorResponse(answer)) {
+      answer = {
+        ...answer,
+        result: statelessResult(this.#method, answer.result, this.#context.serverInfo),
+      };
+    }
+    this.#write(answer, true);
+    this.#finish();
+  }
+
+  #inputRequest(request: JsonRpcRequest): void {
+    // Only requests for a client capability become input requests; the upstream has checked
+    // that this request declared it. Others (a ping) get a refusal, and the child decides.
+    if (CLIENT_CAPABILITY[request.method] === undefined) {
+      const refusal = errorResponse(
+        request.id,
+        WIRE.METHOD_NOT_FOUND,
+        `The client does not support ${request.method}`,
+      );
+      this.#context.upstream.fromClient(this, refusal);
+      return;
+    }
+    const key = `input-${this.inputKeys.size + 1}`;
+    this.inputKeys.set(key, request.id);
+    const requestState = this.#context.park(this);
+    const result = {
+      resultType: 'input_required',
+      inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
+      requestState,
+      _meta: { [META.serverInfo]: this.#context.serverInfo },
+    };
+    this.#write({ jsonrpc: '2.0', id: this.#clientId, result }, true);
+    this.#res = undefined;
+  }
+
+  #wantsLog(level: unknown): boolean {
+    return (
+      this.#logLevel >= 0 &&
+      typeof level === 'string' &&
+      LOG_LEVELS.indexOf(level) >= this.#logLevel
+    );
+  }
+
+  #event(message: JsonRpcMessage): void {
+    this.#write(message, false);
+  }
+
+  /** JSON when the answer is the first thing to go out, else an SSE stream. */
+  #write(message: JsonRpcMessage, last: boolean): void {
+    const res = this.#res;
+    if (!res || res.destroyed) return;
+    if (!this.#sse && last) {
+      const status =
+        isErrorResponse(message) && message.error.code === WIRE.METHOD_NOT_FOUND ? 404 : 200;
+      replyJson(res, status, message);
+      return;
+    }
+    if (!this.#sse) {
+      res.writeHead(200, SSE_HEADERS);
+      this.#sse = true;
+    }
+    res.write(`data: ${JSON.stringify(message)}\n\n`);
+    if (last) res.end();
+  }
+
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#context.upstream.detach(this);
+    this.#context.done(this);
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * `subscriptions/listen` of revision 2026-07-28 (basic/patterns/subscriptions) over a child of
+ * the handshake era: a long-lived SSE response that carries the change notifications the client
+ * opted in to, each tagged with the subscription id. Resource subscriptions become
+ * `resources/subscribe` requests to the child (shared with other listeners by the upstream).
+ */
+
+import type { ServerResponse } from 'node:http';
+import {
+  isNotification,
+  isRequest,
+  errorResponse,
+  WIRE,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type RequestId,
+} from '../mcp/jsonrpc.ts';
+import { META } from '../mcp/metadata.ts';
+import { SSE_HEADERS } from './sse.ts';
+import type { SessionPort, Upstream } from './upstream.ts';
+
+interface Filter {
+  toolsListChanged?: boolean;
+  promptsListChanged?: boolean;
+  resourcesListChanged?: boolean;
+  resourceSubscriptions?: string[];
+}
+
+const LIST_CHANGED: Record<string, keyof Filter> = {
+  'notifications/tools/list_changed': 'toolsListChanged',
+  'notifications/prompts/list_changed': 'promptsListChanged',
+  'notifications/resources/list_changed': 'resourcesListChanged',
+};
+
+const KEEP_ALIVE_MS = 15_000;
+let nextListener = 0;
+
+/** The part of the filter the child can honour, judged by the capabilities it declared. */
+export type Capabilities = Record<
+  string,
+  { listChanged?: boolean; subscribe?: boolean } | undefined
+>;
+
+function honoured(requested: Filter, capabilities: Capabilities): Filter {
+  const filter: Filter = {};
+  if (requested.toolsListChanged && capabilities.tools?.listChanged) filter.toolsListChanged = true;
+  if (requested.promptsListChanged && capabilities.prompts?.listChanged)
+    filter.promptsListChanged = true;
+  if (requested.resourcesListChanged && capabilities.resources?.listChanged)
+    filter.resourcesListChanged = true;
+  const uris = requested.resourceSubscriptions?.filter((uri) => typeof uri === 'string');
+  if (uris?.length && capabilities.resources?.subscribe) filter.resourceSubscriptions = uris;
+  return filter;
+}
+
+export class Listener implements SessionPort {
+  readonly id = `listen-${nextListener++}`;
+  /** A subscription stream answers no requests of the child (deliver refuses them). */
+  readonly clientCapabilities = {};
+  readonly #upstream: Upstream;
+  readonly #res: ServerResponse;
+  readonly #subscriptionId: RequestId;
+  readonly #filter: Filter;
+  readonly #keepAlive: NodeJS.Timeout;
+  #closed = false;
+
+  constructor(
+    upstream: Upstream,
+    request: JsonRpcRequest,
+    res: ServerResponse,
+    capabilities: Capabilities,
+  ) {
+    this.#upstream = upstream;
+    this.#res = res;
+    this.#subscriptionId = request.id;
+    this.#filter = honoured(request.params?.notifications ?? {}, capabilities);
+    this.#keepAlive = setInterval(() => res.write(':\n\n'), KEEP_ALIVE_MS);
+    this.#keepAlive.unref();
+    res.once('close', () => this.#stop());
+  }
+
+  /** Opens the stream: the acknowledgment must come before any notification. */
+  start(): void {
+    this.#res.writeHead(200, SSE_HEADERS);
+    this.#send({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: this.#filter },
+    });
+    this.#upstream.attach(this);
+    (this.#filter.resourceSubscriptions ?? []).forEach((uri, i) => {
+      this.#upstream.fromClient(this, {
+        jsonrpc: '2.0',
+        id: i,
+        method: 'resources/subscribe',
+        params: { uri },
+      });
+    });
+  }
+
+  deliver(message: JsonRpcMessage): void {
+    if (isRequest(message)) {
+      // Not ours to answer: input requests only reach the request that caused them.
+      this.#upstream.fromClient(
+        this,
+        errorResponse(message.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
+      );
+      return;
+    }
+    if (!isNotification(message) || !this.#wants(message)) return;
+    this.#send(message);
+  }
+
+  upstreamClosed(): void {
+    this.close();
+  }
+
+  /** Ends the subscription gracefully: a final response, then the end of the stream. */
+  close(): void {
+    if (this.#closed) return;
+    const result = {
+      resultType: 'complete',
+      _meta: { [META.subscriptionId]: this.#subscriptionId },
+    };
+    this.#res.end(
+      `data: ${JSON.stringify({ jsonrpc: '2.0', id: this.#subscriptionId, result })}\n\n`,
+    );
+    this.#stop();
+  }
+
+  #wants(notification: JsonRpcNotification): boolean {
+    const flag = LIST_CHANGED[notification.method];
+    if (flag) return this.#filter[flag] === true;
+    if (notification.method !== 'notifications/resources/updated') return false;
+    return (
+      this.#filter.resourceSubscriptions?.includes(notification.params?.uri as string) ?? false
+    );
+  }
+
+  #send(notification: JsonRpcNotification): void {
+    const meta = {
+      ...(notification.params?._meta as object | undefined),
+      [META.subscriptionId]: this.#subscriptionId,
+    };
+    const tagged = { ...notification, params: { ...notification.params, _meta: meta } };
+    this.#res.write(`data: ${JSON.stringify(tagged)}\n\n`);
+  }
+
+  #stop(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#keepAlive);
+    this.#upstream.detach(this);
+  }
+}

@@ -1,0 +1,318 @@
+/**
+ * Clients of revision 2026-07-28 in front of a child of the handshake era (2025-11-25 and
+ * before). Such a client sends no `initialize` and no session id: every request carries its
+ * version and capabilities in `_meta` and mirrors method and name into headers. The bridge
+ * checks those (basic/transports/streamable-http, "Server Validation"), answers
+ * `server/discover` from the child's InitializeResult, and carries every other request to a
+ * child it initialized itself (Bridge.statelessUpstream), translating results (stateless-call.ts) and
+ * subscriptions (stateless-listen.ts).
+ */
+
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { Bridge } from './session-table.ts';
+import type { StatelessHandler } from './endpoint.ts';
+import { header } from './guards.ts';
+import {
+  errorResponse,
+  isErrorResponse,
+  isNotification,
+  isRequest,
+  WIRE,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+} from '../mcp/jsonrpc.ts';
+import { statelessResult, StatelessCall, type CallContext } from './stateless-call.ts';
+import { HEADER, META } from '../mcp/metadata.ts';
+import { HANDSHAKE_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS } from '../mcp/versions.ts';
+import {
+  headerMismatch,
+  paramHeaders,
+  paramMismatch,
+  requestMeta,
+  type ParamHeader,
+} from './request-metadata.ts';
+import { Listener, type Capabilities } from './stateless-listen.ts';
+import type { ReplicaRouter } from './replicas.ts';
+import { replyEmpty, replyError, replyJson } from './replies.ts';
+import type { SessionPort, Upstream } from './upstream.ts';
+
+/** Handshake-era methods that 2026-07-28 removed (changelog, major changes 2, 4 and 5). */
+const REMOVED = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+
+/**
+ * Watches the stateless upstream for `tools/list_changed`, which makes the bridge's copy of the
+ * tools' `x-mcp-header` annotations stale.
+ */
+class CatalogWatcher implements SessionPort {
+  readonly id = 'stateless-catalog';
+  /** The bridge's own listing answers no requests of the child (deliver refuses them). */
+  readonly clientCapabilities = {};
+  readonly upstream: Upstream;
+  stale = true;
+  headers = new Map<string, ParamHeader[]>();
+
+  constructor(upstream: Upstream) {
+    this.upstream = upstream;
+    upstream.attach(this);
+  }
+
+  deliver(message: JsonRpcMessage): void {
+    if (isRequest(message)) {
+      this.upstream.fromClient(
+        this,
+        errorResponse(message.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
+      );
+    } else if (isNotification(message) && message.method === 'notifications/tools/list_changed') {
+      this.stale = true;
+    }
+  }
+
+  upstreamClosed(): void {
+    this.stale = true;
+  }
+
+  async refresh(): Promise<void> {
+    const headers = new Map<string, ParamHeader[]>();
+    let cursor: unknown;
+    do {
+      const response = await this.upstream.request(
+        'tools/list',
+        typeof cursor === 'string' ? { cursor } : {},
+      );
+      if (isErrorResponse(response)) return;
+      for (const tool of (response.result.tools ?? []) as {
+        name: string;
+        inputSchema?: unknown;
+      }[]) {
+        headers.set(tool.name, paramHeaders(tool.inputSchema));
+      }
+      cursor = response.result.nextCursor;
+    } while (typeof cursor === 'string');
+    this.headers = headers;
+    this.stale = false;
+  }
+}
+
+export class StatelessEndpoint implements StatelessHandler {
+  readonly #bridge: Bridge;
+  readonly #logger: Logger;
+  readonly #parkMs: number;
+  readonly #replicas: ReplicaRouter | undefined;
+  readonly #parked = new Map<string, { call: StatelessCall; timer: NodeJS.Timeout }>();
+  readonly #calls = new Set<StatelessCall>();
+  readonly #listeners = new Set<Listener>();
+  #catalog: CatalogWatcher | undefined;
+
+  constructor(options: {
+    bridge: Bridge;
+    logger: Logger;
+    parkMs: number;
+    /** Names parked calls after this replica and routes a retry to the replica that has it. */
+    replicas?: ReplicaRouter;
+  }) {
+    this.#bridge = options.bridge;
+    this.#logger = options.logger;
+    this.#parkMs = options.parkMs;
+    this.#replicas = options.replicas;
+  }
+
+  /** 2026-07-28 or later in the header, or (without one) the version in `_meta` and no session. */
+  claims(req: IncomingMessage, message: JsonRpcMessage): boolean {
+    const version = header(req, HEADER.protocolVersion);
+    if (version !== undefined)
+      return !HANDSHAKE_VERSIONS.includes(version) && version >= STATELESS_VERSION;
+    if (!isRequest(message) || header(req, HEADER.sessionId) !== undefined) return false;
+    return typeof requestMeta(message)[META.protocolVersion] === 'string';
+  }
+
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: JsonRpcMessage,
+    bytes: number,
+  ): Promise<void> {
+    if (!isRequest(message)) {
+      // This revision defines no client notifications over HTTP, and clients send no responses.
+      if (isNotification(message)) return replyEmpty(res, 202);
+      return replyError(res, 400, WIRE.INVALID_REQUEST, 'Clients of 2026-07-28 send no responses');
+    }
+    const refusal = this.#validate(req, message);
+    if (refusal)
+      return replyError(res, 400, refusal.code, refusal.message, {
+        id: message.id,
+        data: refusal.data,
+      });
+    if (REMOVED.has(message.method)) {
+      return replyError(
+        res,
+        404,
+        WIRE.METHOD_NOT_FOUND,
+        `Method not found: ${message.method} is not part of ${STATELESS_VERSION}`,
+        { id: message.id },
+      );
+    }
+    const state = message.params?.requestState;
+    if (
+      typeof state === 'string' &&
+      !this.#parked.has(state) &&
+      (await this.#replicas?.routeParked(req, res, state, message))
+    ) {
+      return;
+    }
+    let upstream: Upstream;
+    try {
+      upstream = await this.#bridge.statelessUpstream();
+    } catch (error) {
+      this.#logger.error({ err: error }, 'cannot start the MCP server for 2026-07-28 clients');
+      return replyError(res, 503, WIRE.SERVER_ERROR, 'The MCP server could not be started', {
+        id: message.id,
+      });
+    }
+    // The client may have gone while the child started: that cancels its request.
+    if (res.destroyed) return;
+    const init = upstream.initializeResult ?? {};
+    if (message.method === 'server/discover')
+      return replyJson(res, 200, { jsonrpc: '2.0', id: message.id, result: discoverResult(init) });
+    if (message.method === 'subscriptions/listen')
+      return this.#listen(upstream, message, res, init);
+    if (message.method === 'tools/call') {
+      const mismatch = await this.#paramHeaders(upstream, req, message);
+      if (mismatch)
+        return replyError(res, 400, WIRE.HEADER_MISMATCH, `Header mismatch: ${mismatch}`, {
+          id: message.id,
+        });
+    }
+    this.#call(upstream, message, res, init.serverInfo, bytes);
+  }
+
+  /** Ends parked calls and subscriptions (shutdown). */
+  close(): void {
+    for (const listener of this.#listeners) listener.close();
+    for (const call of this.#calls) call.abandon();
+  }
+
+  #validate(
+    req: IncomingMessage,
+    request: JsonRpcRequest,
+  ): { code: number; message: string; data?: unknown } | undefined {
+    const meta = requestMeta(request);
+    const requested = meta[META.protocolVersion];
+    const mismatch = headerMismatch(req, request);
+    if (mismatch) return { code: WIRE.HEADER_MISMATCH, message: `Header mismatch: ${mismatch}` };
+    if (requested !== STATELESS_VERSION) {
+      return {
+        code: WIRE.UNSUPPORTED_PROTOCOL_VERSION,
+        message: 'Unsupported protocol version',
+        data: { supported: SUPPORTED_VERSIONS, requested },
+      };
+    }
+    if (
+      typeof meta[META.clientCapabilities] !== 'object' ||
+      meta[META.clientCapabilities] === null
+    ) {
+      return {
+        code: WIRE.INVALID_PARAMS,
+        message: `Invalid params: _meta is missing ${META.clientCapabilities}`,
+      };
+    }
+    return undefined;
+  }
+
+  async #paramHeaders(
+    upstream: Upstream,
+    req: IncomingMessage,
+    request: JsonRpcRequest,
+  ): Promise<string | undefined> {
+    if (this.#catalog?.upstream !== upstream) this.#catalog = new CatalogWatcher(upstream);
+    const catalog = this.#catalog;
+    if (catalog.stale) await catalog.refresh();
+    const annotations = catalog.headers.get(request.params?.name as string) ?? [];
+    return paramMismatch(req, request.params?.arguments, annotations);
+  }
+
+  #call(
+    upstream: Upstream,
+    request: JsonRpcRequest,
+    res: ServerResponse,
+    serverInfo: unknown,
+    bytes: number,
+  ): void {
+    const state = request.params?.requestState;
+    if (state !== undefined) {
+      const parked = typeof state === 'string' ? this.#parked.get(state) : undefined;
+      if (!parked) {
+        replyError(
+          res,
+          400,
+          WIRE.INVALID_PARAMS,
+          'Invalid params: requestState is unknown or expired; send the request again without it',
+          { id: request.id },
+        );
+        return;
+      }
+      this.#parked.delete(state as string);
+      clearTimeout(parked.timer);
+      parked.call.resume(request, res);
+      return;
+    }
+    const call = new StatelessCall(this.#context(upstream, serverInfo), request, res);
+    this.#calls.add(call);
+    call.start(request, bytes);
+  }
+
+  #context(upstream: Upstream, serverInfo: unknown): CallContext {
+    return {
+      upstream,
+      serverInfo,
+      park: (call) => {
+        const state = this.#replicas?.newId() ?? randomBytes(18).toString('base64url');
+        // A client that never comes back must not hold the child's call forever.
+        const timer = setTimeout(() => {
+          this.#parked.delete(state);
+          call.abandon();
+        }, this.#parkMs);
+        timer.unref();
+        this.#parked.set(state, { call, timer });
+        return state;
+      },
+      done: (call) => {
+        this.#calls.delete(call);
+      },
+    };
+  }
+
+  #listen(
+    upstream: Upstream,
+    request: JsonRpcRequest,
+    res: ServerResponse,
+    init: Record<string, unknown>,
+  ): void {
+    const capabilities = (init.capabilities ?? {}) as Capabilities;
+    const listener = new Listener(upstream, request, res, capabilities);
+    this.#listeners.add(listener);
+    res.once('close', () => this.#listeners.delete(listener));
+    listener.start();
+  }
+}
+
+/** DiscoverResult (server/discover) from the child's InitializeResult. */
+function discoverResult(init: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {
+    supportedVersions: SUPPORTED_VERSIONS,
+    capabilities: init.capabilities ?? {},
+  };
+  if (typeof init.instructions === 'string') result.instructions = init.instructions;
+  return statelessResult(
+    'server/discover',
+    { ...result, ttlMs: 0, cacheScope: 'private' },
+    init.serverInfo,
+  );
+}

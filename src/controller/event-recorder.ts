@@ -1,0 +1,126 @@
+/**
+ * Records core/v1 Events on MCPServers (what `kubectl describe mcps` shows), aggregated the way
+ * client-go's EventCorrelator does: a repeat of the same type, reason and message on the same
+ * object bumps `count` and `lastTimestamp` of the existing Event instead of creating another.
+ * Recording is best effort: a failure is logged and never fails a reconcile.
+ * https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/event-v1/
+ */
+import type { Logger } from 'pino';
+import { isNotFound, type KubeClient } from '../kube/client.ts';
+import { EVENT, collectionPath, objectPath, type KubeObject } from '../kube/resources.ts';
+import { metaTime } from '../api/core-v1.ts';
+import { shown } from '../tools/text.ts';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventRecorderOptions {
+  client: KubeClient;
+  /** `reportingComponent` / `source.component`. */
+  component: string;
+  /** `reportingInstance`: which replica of the operator. */
+  instance: string;
+  log: Logger;
+}
+
+interface Seen {
+  namespace: string;
+  name: string;
+  count: number;
+}
+
+/** Events this recorder remembers for aggregation; older ones are forgotten first. */
+const MEMORY = 4096;
+/** Messages beyond this are cut: an Event is for a human, not a log (and for a terminal). */
+const MAX_MESSAGE = 1024;
+
+export class EventRecorder {
+  readonly #o: EventRecorderOptions;
+  readonly #seen = new Map<string, Seen>();
+
+  constructor(options: EventRecorderOptions) {
+    this.#o = options;
+  }
+
+  async record(
+    target: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    const text = shown(message, MAX_MESSAGE);
+    const key = [target.metadata.uid, type, reason, text].join('\u0000');
+    try {
+      const seen = this.#seen.get(key);
+      if (seen !== undefined && (await this.#bump(key, seen))) return;
+      await this.#create(key, target, type, reason, text);
+    } catch (err) {
+      this.#o.log.warn({ err, reason }, 'could not record an event');
+    }
+  }
+
+  /** Counts one more occurrence on the existing Event; false when it has expired meanwhile. */
+  async #bump(key: string, seen: Seen): Promise<boolean> {
+    seen.count += 1;
+    try {
+      await this.#o.client.request({
+        method: 'PATCH',
+        patchType: 'merge',
+        path: objectPath(EVENT, seen.namespace, seen.name),
+        body: { count: seen.count, lastTimestamp: metaTime(new Date()) },
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      this.#seen.delete(key);
+      return false;
+    }
+    this.#remember(key, seen);
+    return true;
+  }
+
+  async #create(
+    key: string,
+    target: KubeObject,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): Promise<void> {
+    const { component, instance, client } = this.#o;
+    const namespace = target.metadata.namespace ?? 'default';
+    const objectName = target.metadata.name ?? '';
+    // client-go's naming: the object's name and a timestamp in hex, unique per occurrence.
+    const name = `${objectName}.${(Date.now() * 1000 + Math.floor(Math.random() * 1000)).toString(16)}`;
+    const now = metaTime(new Date());
+    await client.request({
+      method: 'POST',
+      path: collectionPath(EVENT, namespace),
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name, namespace },
+        involvedObject: {
+          apiVersion: target.apiVersion,
+          kind: target.kind,
+          name: objectName,
+          namespace,
+          uid: target.metadata.uid,
+        },
+        type,
+        reason,
+        message,
+        count: 1,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        source: { component },
+        reportingComponent: component,
+        reportingInstance: instance,
+      },
+    });
+    this.#remember(key, { namespace, name, count: 1 });
+  }
+
+  #remember(key: string, seen: Seen): void {
+    this.#seen.delete(key);
+    this.#seen.set(key, seen);
+    if (this.#seen.size > MEMORY) this.#seen.delete(this.#seen.keys().next().value!);
+  }
+}

@@ -1,0 +1,289 @@
+/**
+ * The narrow Kubernetes client seam: one `request` for ordinary calls and one `watch` for
+ * streams. Everything above it (reflector, leader election, reconcile) speaks REST paths and
+ * plain JSON objects, so a counting wrapper or a scripted fake can stand in for it.
+ *
+ * The real implementation sends requests over keep-alive agents (one pool for requests, one for
+ * watches) with the TLS material and auth headers of a ClientConfig (config.ts). See
+ * docs/adr/0005-controller-runtime.md for why not @kubernetes/client-node's API clients.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { createInterface } from 'node:readline';
+import { OperatorError, operatorError } from '../errors.ts';
+import type { ClientConfig } from './config.ts';
+import type { KubeObject } from './resources.ts';
+
+export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * PATCH flavours, by Content-Type. `apply` is server-side apply; JSON is valid YAML, so the body
+ * is sent as JSON. https://kubernetes.io/docs/reference/using-api/server-side-apply/
+ */
+const PATCH_CONTENT_TYPES = {
+  apply: 'application/apply-patch+yaml',
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+} as const;
+export type PatchType = keyof typeof PATCH_CONTENT_TYPES;
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface ApiRequest {
+  method: Verb;
+  path: string;
+  query?: Query;
+  body?: unknown;
+  /** Required for PATCH. */
+  patchType?: PatchType;
+  /** Accept header, e.g. for metadata-only lists (`METADATA_ONLY`); JSON by default. */
+  accept?: string;
+  signal?: AbortSignal;
+}
+
+export interface WatchRequest {
+  /** A collection. */
+  path: string;
+  query: Query;
+  accept?: string;
+  signal: AbortSignal;
+}
+
+/**
+ * Asks for PartialObjectMetadata(List) instead of full objects: the server sends only
+ * metadata, so a cache of Secrets holds no secret value.
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables
+ */
+export const METADATA_ONLY = {
+  list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+  watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+} as const;
+
+/** metav1.Status, the body of every API error and of watch ERROR events. */
+export interface Status {
+  kind?: 'Status';
+  code?: number;
+  reason?: string;
+  message?: string;
+}
+
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject | Status;
+}
+
+export interface KubeClient {
+  request<T>(req: ApiRequest): Promise<T>;
+  /**
+   * Streams watch events to `onEvent` until the server ends the stream (resolves), the signal
+   * aborts (resolves) or the connection fails (rejects).
+   */
+  watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<void>;
+  /** Closes idle keep-alive connections; call after every watch has been aborted. */
+  close(): void;
+}
+
+/** An error answer from the API server, with the Status `reason` the conventions define. */
+export class KubeApiError extends OperatorError {
+  readonly status: number;
+  readonly reason: string;
+  /** The server's own message, fit for a human (status conditions, events). */
+  readonly detail: string;
+
+  constructor(request: string, status: number, body: Status) {
+    const detail = body.message ?? body.reason ?? 'no message';
+    super('MCPOP_KUBE_API', operatorError('MCPOP_KUBE_API', request, status, detail).message);
+    this.status = status;
+    this.reason = body.reason ?? '';
+    this.detail = detail;
+  }
+}
+
+/** What went wrong, for a human: the API server's own message, else the error's. */
+export const errorText = (err: unknown): string =>
+  err instanceof KubeApiError ? err.detail : err instanceof Error ? err.message : String(err);
+
+const hasStatus = (err: unknown, status: number): boolean =>
+  err instanceof KubeApiError && err.status === status;
+export const isNotFound = (err: unknown): boolean => hasStatus(err, 404);
+export const isConflict = (err: unknown): boolean => hasStatus(err, 409);
+/** 410 Gone: a resourceVersion (or continue token) older than the server keeps. */
+export const isGone = (err: unknown): boolean => hasStatus(err, 410);
+
+export interface ClientOptions {
+  /** Called once per finished request, for metrics and request counting. */
+  onResponse?: (method: Verb | 'WATCH', status: number) => void;
+  /** Upper bound on concurrent non-watch connections. */
+  maxSockets?: number;
+  requestTimeoutMs?: number;
+}
+
+export function queryString(query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) {
+    if (value !== undefined) params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+async function readBody(res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseStatus(text: string, status: number): Status {
+  try {
+    return JSON.parse(text) as Status;
+  } catch {
+    return { code: status, message: text.slice(0, 200) };
+  }
+}
+
+interface Transport {
+  module: typeof http | typeof https;
+  agent: http.Agent;
+  watchAgent: http.Agent;
+  server: URL;
+}
+
+function transportFor(config: ClientConfig, options: ClientOptions): Transport {
+  const server = new URL(config.server);
+  const isHttps = server.protocol === 'https:';
+  const make = (extra: http.AgentOptions) =>
+    isHttps
+      ? new https.Agent({ keepAlive: true, ...config.tls, ...extra })
+      : new http.Agent({ keepAlive: true, ...extra });
+  return {
+    module: isHttps ? https : http,
+    // Watches hold their connection for minutes; a separate pool keeps them from starving
+    // ordinary requests of sockets.
+    agent: make({ maxSockets: options.maxSockets ?? 32 }),
+    watchAgent: make({}),
+    server,
+  };
+}
+
+class HttpKubeClient implements KubeClient {
+  readonly #config: ClientConfig;
+  readonly #transport: Transport;
+  readonly #options: ClientOptions;
+
+  constructor(config: ClientConfig, options: ClientOptions) {
+    this.#config = config;
+    this.#transport = transportFor(config, options);
+    this.#options = options;
+  }
+
+  /** Sends a request; resolves with the response head. Idle longer than `idleMs` fails it. */
+  async #open(o: {
+    method: Verb;
+    path: string;
+    headers: http.OutgoingHttpHeaders;
+    agent: http.Agent;
+    signal: AbortSignal | undefined;
+    idleMs: number;
+    body?: string;
+  }): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
+    // Fresh per request: token files and exec credentials rotate.
+    const auth = await this.#config.authHeaders();
+    const url = new URL(o.path, this.#transport.server);
+    return new Promise((resolve, reject) => {
+      const req = this.#transport.module.request(url, {
+        method: o.method,
+        agent: o.agent,
+        signal: o.signal,
+        headers: { Accept: 'application/json', ...auth, ...o.headers },
+      });
+      req.setTimeout(o.idleMs, () =>
+        req.destroy(new Error(`${o.method} ${url.pathname}: no answer for ${o.idleMs} ms`)),
+      );
+      req.once('response', (res) => resolve({ req, res }));
+      // `on`, not `once`: a socket can fail again after the response arrived.
+      req.on('error', reject);
+      req.end(o.body);
+    });
+  }
+
+  async request<T>(r: ApiRequest): Promise<T> {
+    const path = r.path + queryString(r.query);
+    const body = r.body === undefined ? undefined : JSON.stringify(r.body);
+    const headers: http.OutgoingHttpHeaders = r.accept === undefined ? {} : { Accept: r.accept };
+    if (body !== undefined) {
+      headers['Content-Type'] =
+        r.method === 'PATCH' ? PATCH_CONTENT_TYPES[r.patchType ?? 'merge'] : 'application/json';
+      // Node frames a DELETE body neither chunked nor by length unless told: the body would
+      // then be read as the next request on this keep-alive connection.
+      headers['Content-Length'] = Buffer.byteLength(body);
+    }
+    const { res } = await this.#open({
+      method: r.method,
+      path,
+      headers,
+      agent: this.#transport.agent,
+      signal: r.signal,
+      idleMs: this.#options.requestTimeoutMs ?? 30_000,
+      body,
+    });
+    const text = await readBody(res);
+    const status = res.statusCode ?? 0;
+    this.#options.onResponse?.(r.method, status);
+    if (status >= 400)
+      throw new KubeApiError(`${r.method} ${r.path}`, status, parseStatus(text, status));
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  async watch(w: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<void> {
+    const { path, query, signal } = w;
+    const url = path + queryString({ ...query, watch: true });
+    const headers = w.accept === undefined ? {} : { Accept: w.accept };
+    // The server ends a watch after timeoutSeconds; silence well past that is a dead connection.
+    const idleMs = (Number(query['timeoutSeconds'] ?? 300) + 30) * 1000;
+    let opened;
+    try {
+      opened = await this.#open({
+        method: 'GET',
+        path: url,
+        headers,
+        agent: this.#transport.watchAgent,
+        signal,
+        idleMs,
+      });
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    }
+    const { req, res } = opened;
+    const status = res.statusCode ?? 0;
+    this.#options.onResponse?.('WATCH', status);
+    if (status !== 200) {
+      throw new KubeApiError(`WATCH ${path}`, status, parseStatus(await readBody(res), status));
+    }
+    // readline does not pass on errors of its input: catch them here, rethrow below.
+    let streamError: Error | undefined;
+    res.on('error', (err) => (streamError = err));
+    try {
+      for await (const line of createInterface({ input: res, crlfDelay: Infinity })) {
+        if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
+      }
+    } catch (err) {
+      // A failed stream, or an ERROR event the handler threw on: the connection is not reusable.
+      req.destroy();
+      if (!signal.aborted) throw err;
+      return;
+    }
+    if (signal.aborted) return;
+    if (streamError !== undefined) throw streamError;
+    if (!res.complete) throw new Error(`WATCH ${path}: connection dropped`);
+  }
+
+  close(): void {
+    this.#transport.agent.destroy();
+    this.#transport.watchAgent.destroy();
+  }
+}
+
+export function connect(config: ClientConfig, options: ClientOptions = {}): KubeClient {
+  return new HttpKubeClient(config, options);
+}

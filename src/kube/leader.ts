@@ -1,0 +1,202 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, with client-go's algorithm
+ * (k8s.io/client-go/tools/leaderelection):
+ *
+ * - A candidate takes the Lease when it is free (no holder) or when its record has not changed
+ *   for `leaseDuration`, measured on the candidate's own clock from when it first saw that
+ *   record — clocks of different machines are never compared.
+ * - Every write is a PUT carrying the resourceVersion that was read, so of two candidates
+ *   racing for an expired Lease exactly one wins; the other gets 409 Conflict.
+ * - The leader renews every `retryPeriod`; when it has not renewed for `renewDeadline`
+ *   (shorter than `leaseDuration`) it steps down before anyone else may take over.
+ * - On shutdown the leader releases the Lease (empty holder, 1 s duration) so a standby takes
+ *   over at once instead of waiting for expiry.
+ */
+import type { Logger } from 'pino';
+import { jittered, sleep } from './backoff.ts';
+import { isConflict, isNotFound, type KubeClient } from './client.ts';
+import { LEASE, apiVersionOf, collectionPath, objectPath, type ObjectMeta } from './resources.ts';
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+interface Lease {
+  apiVersion: string;
+  kind: 'Lease';
+  metadata: ObjectMeta;
+  spec?: LeaseSpec;
+}
+
+/** Which Lease, who we are, and the timings: what the controller's configuration decides. */
+export interface LeaseSettings {
+  namespace: string;
+  name: string;
+  /** Unique per process: pod name plus a random suffix. */
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+export interface LeaderElectionOptions extends LeaseSettings {
+  client: KubeClient;
+  log: Logger;
+}
+
+/** metav1.MicroTime is RFC 3339 with exactly six fractional digits. */
+export const microTime = (ms: number): string => new Date(ms).toISOString().replace(/Z$/, '000Z');
+
+export type ElectionEnd = 'lost' | 'stopped';
+
+export interface LeadingCallbacks {
+  start: () => void;
+  /** Resolves once the leader's work has stopped. */
+  stop: () => Promise<void>;
+}
+
+export class LeaderElector {
+  readonly #o: LeaderElectionOptions;
+  #leader = false;
+  /** The last Lease we read or wrote, and when (our clock) its record last changed. */
+  #lease: Lease | undefined;
+  #observedRecord = '';
+  #observedAt = 0;
+
+  constructor(options: LeaderElectionOptions) {
+    this.#o = options;
+  }
+
+  get isLeader(): boolean {
+    return this.#leader;
+  }
+
+  get leaseName(): string {
+    return `${this.#o.namespace}/${this.#o.name}`;
+  }
+
+  /**
+   * Campaigns until elected, calls `leading.start`, then renews until the signal aborts
+   * ('stopped') or renewal fails for `renewDeadline` ('lost'). Either way it awaits
+   * `leading.stop` — the leader's work must be over — before it releases the Lease.
+   */
+  async run(signal: AbortSignal, leading: LeadingCallbacks): Promise<ElectionEnd> {
+    const { log, retryPeriodMs } = this.#o;
+    while (!signal.aborted && !(await this.#attempt(signal))) {
+      await sleep(jittered(retryPeriodMs, 1.2), signal);
+    }
+    if (signal.aborted) return 'stopped';
+    this.#leader = true;
+    log.info({ lease: this.leaseName, identity: this.#o.identity }, 'became leader');
+    leading.start();
+    const end = await this.#renewLoop(signal);
+    this.#leader = false;
+    await leading.stop();
+    if (end === 'stopped') await this.#release();
+    return end;
+  }
+
+  async #renewLoop(signal: AbortSignal): Promise<ElectionEnd> {
+    const { renewDeadlineMs, retryPeriodMs, log } = this.#o;
+    let renewedAt = Date.now();
+    while (!signal.aborted) {
+      await sleep(retryPeriodMs, signal);
+      if (signal.aborted) break;
+      const attempt = AbortSignal.any([signal, AbortSignal.timeout(renewDeadlineMs)]);
+      if (await this.#attempt(attempt)) renewedAt = Date.now();
+      else if (Date.now() - renewedAt > renewDeadlineMs) {
+        log.error({ lease: this.leaseName }, 'failed to renew the lease in time; stepping down');
+        return 'lost';
+      }
+    }
+    return 'stopped';
+  }
+
+  /** One try to acquire or renew; false when someone else holds it or the write raced. */
+  async #attempt(signal: AbortSignal): Promise<boolean> {
+    try {
+      return await this.#tryAcquireOrRenew(signal);
+    } catch (err) {
+      if (!signal.aborted) this.#o.log.warn({ err, lease: this.leaseName }, 'lease update failed');
+      return false;
+    }
+  }
+
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const { client, namespace, name, identity } = this.#o;
+    const now = Date.now();
+    let lease: Lease;
+    try {
+      lease = await client.request<Lease>({
+        method: 'GET',
+        path: objectPath(LEASE, namespace, name),
+        signal,
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      const metadata = { name, namespace };
+      const fresh: Lease = { apiVersion: apiVersionOf(LEASE), kind: 'Lease', metadata };
+      return this.#write('POST', { ...fresh, spec: this.#nextSpec(undefined, now) }, signal);
+    }
+    const spec = lease.spec ?? {};
+    const record = JSON.stringify(spec);
+    if (record !== this.#observedRecord) {
+      this.#observedRecord = record;
+      this.#observedAt = now;
+    }
+    const holder = spec.holderIdentity ?? '';
+    const expiresAt = this.#observedAt + (spec.leaseDurationSeconds ?? 0) * 1000;
+    if (holder !== '' && holder !== identity && now < expiresAt) return false;
+    return this.#write('PUT', { ...lease, spec: this.#nextSpec(spec, now) }, signal);
+  }
+
+  #nextSpec(current: LeaseSpec | undefined, now: number): LeaseSpec {
+    const { identity, leaseDurationMs } = this.#o;
+    const held = current?.holderIdentity === identity;
+    return {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+      acquireTime: held ? current?.acquireTime : microTime(now),
+      renewTime: microTime(now),
+      leaseTransitions: (current?.leaseTransitions ?? 0) + (current === undefined || held ? 0 : 1),
+    };
+  }
+
+  async #write(method: 'POST' | 'PUT', lease: Lease, signal: AbortSignal): Promise<boolean> {
+    const { client, namespace, name } = this.#o;
+    const path =
+      method === 'POST' ? collectionPath(LEASE, namespace) : objectPath(LEASE, namespace, name);
+    try {
+      this.#lease = await client.request<Lease>({ method, path, body: lease, signal });
+    } catch (err) {
+      // AlreadyExists and Conflict both mean another candidate wrote first.
+      if (isConflict(err)) return false;
+      throw err;
+    }
+    this.#observedRecord = JSON.stringify(this.#lease.spec ?? {});
+    this.#observedAt = Date.now();
+    return true;
+  }
+
+  async #release(): Promise<void> {
+    const lease = this.#lease;
+    if (lease === undefined) return;
+    const now = microTime(Date.now());
+    const spec: LeaseSpec = {
+      leaseTransitions: lease.spec?.leaseTransitions,
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+    };
+    try {
+      await this.#write('PUT', { ...lease, spec }, AbortSignal.timeout(this.#o.renewDeadlineMs));
+      this.#o.log.info({ lease: this.leaseName }, 'released leadership');
+    } catch (err) {
+      this.#o.log.warn({ err, lease: this.leaseName }, 'could not release the lease');
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The enforcement policy of a stdio server under `driftPolicy: Enforce`, as a file: the tools
+ * approved by digest and the allowlist. Render writes it (src/controller/render/policy.ts), the
+ * bridge reads it and screens tools/list and tools/call by it (src/bridge/policy.ts).
+ */
+
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
+import { operatorError } from '../errors.ts';
+
+export const PolicySchema = Type.Object(
+  {
+    approved: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            digest: Type.String({ pattern: DIGEST_PATTERN }),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            'Approved tools: name and digest of the approved definition. Absent: no digest check.',
+        },
+      ),
+    ),
+    allow: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'Tool names agents may see and call. Absent: every (approved) tool.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type BridgePolicy = Static<typeof PolicySchema>;
+
+const checkPolicy = TypeCompiler.Compile(PolicySchema);
+
+/** Parses and validates a policy file; throws MCPOP_POLICY_INVALID naming the first problem. */
+export function parsePolicy(text: string, file = 'policy'): BridgePolicy {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw operatorError('MCPOP_POLICY_INVALID', file, `not JSON: ${(error as Error).message}`);
+  }
+  const problem = checkPolicy.Errors(value).First();
+  if (problem)
+    throw operatorError('MCPOP_POLICY_INVALID', file, `${problem.path || '/'}: ${problem.message}`);
+  const policy = value as BridgePolicy;
+  const names = policy.approved?.map((tool) => tool.name) ?? [];
+  const duplicate = names.find((name, index) => names.indexOf(name) !== index);
+  if (duplicate !== undefined)
+    throw operatorError('MCPOP_POLICY_INVALID', file, `tool ${duplicate} is approved twice`);
+  return policy;
+}

@@ -1,0 +1,127 @@
+/**
+ * A snapshot is what one successful discovery found, in two forms:
+ * - compact, for `status.discovery`: per tool its name and abbreviated digest, so that
+ *   `kubectl get -o yaml` shows which tools changed without the schemas;
+ * - full: every tool definition as the server listed it, with its digests in full, which
+ *   src/discovery/snapshot-configmap.ts stores in the snapshot ConfigMap.
+ */
+
+import {
+  type DiscoveryStatus,
+  CAPABILITIES_MAX,
+  TOOL_NAME_PATTERN,
+} from '../api/v1alpha1/mcpserver.ts';
+import {
+  type Digest,
+  type FieldDigests,
+  fieldDigests,
+  snapshotDigest,
+  toolDigest,
+} from './digest.ts';
+import type { Implementation, Tool } from '../mcp/schemas.ts';
+import { NAME_MAX, shown } from './text.ts';
+
+/** What a server told discovery about itself. */
+export interface Discovery {
+  protocolVersion: string;
+  /** Self-reported, for display only (2026-07-28 server/discover: clients SHOULD NOT trust it). */
+  serverInfo: Implementation | undefined;
+  capabilities: Record<string, unknown>;
+  /** Text a client may put in the model's prompt, so as much a poisoning vector as a description. */
+  instructions: string | undefined;
+  /** Tool definitions exactly as listed, in the server's order. */
+  tools: Tool[];
+}
+
+/** One tool of a snapshot: its definition as listed and its digests in full. */
+export interface SnapshotTool {
+  name: string;
+  digest: Digest;
+  fields: FieldDigests;
+  definition: Tool;
+}
+
+export interface Snapshot {
+  digest: Digest;
+  protocolVersion: string;
+  serverInfo: Implementation | undefined;
+  capabilities: Record<string, unknown>;
+  instructions: string | undefined;
+  /** Ordered by name, so that every rendering of a snapshot is deterministic. */
+  tools: SnapshotTool[];
+}
+
+/** Digest every tool. Throws MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent. */
+export function takeSnapshot(discovery: Discovery): Snapshot {
+  const tools = discovery.tools
+    .map((definition) => ({
+      name: definition.name,
+      digest: toolDigest(definition),
+      fields: fieldDigests(definition),
+      definition,
+    }))
+    .sort((a, b) => compareNames(a.name, b.name));
+  return {
+    digest: snapshotDigest(tools),
+    protocolVersion: discovery.protocolVersion,
+    serverInfo: discovery.serverInfo,
+    capabilities: discovery.capabilities,
+    instructions: discovery.instructions,
+    tools,
+  };
+}
+
+const TOOL_NAME = new RegExp(TOOL_NAME_PATTERN);
+
+/**
+ * Whether a name follows MCP's tool-name rules (2025-11-25 server/tools "Tool Names"). Only
+ * such names are stored or approved as names; the others are findings (drift.ts).
+ */
+export function isToolName(name: string): boolean {
+  return TOOL_NAME.test(name);
+}
+
+/** UTF-16 code unit order, the order RFC 8785 sorts keys in (and snapshotDigest uses). */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export type CompactDiscovery = Pick<
+  DiscoveryStatus,
+  'protocolVersion' | 'serverInfo' | 'capabilities' | 'toolCount' | 'snapshotDigest' | 'tools'
+>;
+
+/** Hex digits kept of a tool digest in status: enough to see which tools changed. */
+const STATUS_DIGEST_HEX = 12;
+
+/**
+ * The parts of `status.discovery` a snapshot determines (times, lastError and the ConfigMap
+ * name are the caller's). Per tool only its name and abbreviated digest, so that status stays
+ * a few KiB for 100 tools (docs/adr/0003); the snapshot digest stays full. Full tool digests
+ * and field digests are in the snapshot ConfigMap, which `approve` and `diff` read. What the
+ * server chose is shown, never stored as is: names that break the rules are left to
+ * status.drift.invalidNames, other text is made visible and bounded (text.ts).
+ */
+export function compactStatus(snapshot: Snapshot): CompactDiscovery {
+  const info = snapshot.serverInfo;
+  const capabilities = Object.keys(snapshot.capabilities).sort(compareNames);
+  return {
+    protocolVersion: snapshot.protocolVersion,
+    ...(info === undefined
+      ? {}
+      : {
+          serverInfo: { name: shown(info.name, NAME_MAX), version: shown(info.version, NAME_MAX) },
+        }),
+    capabilities: capabilities.slice(0, CAPABILITIES_MAX).map((key) => shown(key, NAME_MAX)),
+    toolCount: snapshot.tools.length,
+    snapshotDigest: snapshot.digest,
+    tools: snapshot.tools
+      .filter(({ name }) => isToolName(name))
+      .map(({ name, digest }) => ({ name, digest: abbreviate(digest) })),
+  };
+}
+
+/** `sha256:` and the first 12 hex digits, the form status and `approve --digests` fields use. */
+export function abbreviate(digest: Digest): string {
+  return digest.slice(0, 'sha256:'.length + STATUS_DIGEST_HEX);
+}

@@ -1,0 +1,128 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { LEASE, collectionPath, type KubeObject } from '../../src/kube/resources.ts';
+import {
+  LeaderElector,
+  microTime,
+  type ElectionEnd,
+  type LeaseSpec,
+} from '../../src/kube/leader.ts';
+import { FakeClient } from '../support/fake-client.ts';
+import { testLogger } from '../support/log.ts';
+
+const LEASES = collectionPath(LEASE, 'ns');
+const TIMING = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+
+interface Candidate {
+  elector: LeaderElector;
+  stop: () => void;
+  ended: Promise<ElectionEnd>;
+  led: () => boolean;
+}
+
+const running: Candidate[] = [];
+afterEach(async () => {
+  for (const c of running.splice(0)) {
+    c.stop();
+    await c.ended;
+  }
+});
+
+function candidate(client: KubeClient, identity: string): Candidate {
+  const elector = new LeaderElector({
+    client,
+    namespace: 'ns',
+    name: 'mcp-operator',
+    identity,
+    log: testLogger(),
+    ...TIMING,
+  });
+  const abort = new AbortController();
+  let led = false;
+  const ended = elector.run(abort.signal, {
+    start: () => (led = true),
+    stop: () => Promise.resolve(),
+  });
+  const c = { elector, stop: () => abort.abort(), ended, led: () => led };
+  running.push(c);
+  return c;
+}
+
+/** A client that can be cut off from the API server, as a partitioned node would be. */
+function partitionable(inner: KubeClient) {
+  let cut = false;
+  const client: KubeClient = {
+    request: (req) => (cut ? Promise.reject(new Error('network unreachable')) : inner.request(req)),
+    watch: (req, onEvent) => inner.watch(req, onEvent),
+    close: () => inner.close(),
+  };
+  return { client, cut: () => (cut = true) };
+}
+
+const leaseSpec = (client: FakeClient): LeaseSpec | undefined => {
+  const lease: (KubeObject & { spec?: LeaseSpec }) | undefined = client.objects
+    .get(LEASES)
+    ?.get('mcp-operator');
+  return lease?.spec;
+};
+
+describe('LeaderElector', () => {
+  it('writes MicroTime with six fractional digits', () => {
+    expect(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 678))).toBe('2026-01-02T03:04:05.678000Z');
+  });
+
+  it('creates the Lease, leads, and keeps a second candidate waiting while it renews', async () => {
+    const client = new FakeClient(LEASES);
+    const a = candidate(client, 'a');
+    await expect.poll(() => a.led()).toBe(true);
+    const b = candidate(client, 'b');
+    await new Promise((resolve) => setTimeout(resolve, TIMING.leaseDurationMs * 2));
+    expect(b.led()).toBe(false);
+    expect(a.elector.isLeader).toBe(true);
+    expect(leaseSpec(client)).toMatchObject({ holderIdentity: 'a', leaseDurationSeconds: 1 });
+    expect(leaseSpec(client)?.leaseTransitions).toBe(0);
+  });
+
+  it('lets exactly one of two simultaneous candidates lead', async () => {
+    const client = new FakeClient(LEASES);
+    const a = candidate(client, 'a');
+    const b = candidate(client, 'b');
+    await expect.poll(() => a.led() || b.led()).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(a.elector.isLeader !== b.elector.isLeader).toBe(true);
+  });
+
+  it('releases on shutdown so that a standby takes over without waiting for expiry', async () => {
+    const client = new FakeClient(LEASES);
+    const a = candidate(client, 'a');
+    await expect.poll(() => a.led()).toBe(true);
+    const b = candidate(client, 'b');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const released = Date.now();
+    a.stop();
+    expect(await a.ended).toBe('stopped');
+    expect(a.elector.isLeader).toBe(false);
+    await expect.poll(() => b.led()).toBe(true);
+    expect(Date.now() - released).toBeLessThan(TIMING.leaseDurationMs);
+    expect(leaseSpec(client)).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
+  it('steps down when it cannot renew, and a standby takes over after the lease expires', async () => {
+    const client = new FakeClient(LEASES);
+    const cutOff = partitionable(client);
+    const a = candidate(cutOff.client, 'a');
+    await expect.poll(() => a.led()).toBe(true);
+    const b = candidate(client, 'b');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const cut = Date.now();
+    cutOff.cut();
+    expect(await a.ended).toBe('lost');
+    const steppedDown = Date.now() - cut;
+    // The last renewal happened up to one retry period before the cut.
+    expect(steppedDown).toBeGreaterThanOrEqual(TIMING.renewDeadlineMs - TIMING.retryPeriodMs);
+    await expect.poll(() => b.led(), { timeout: 3000 }).toBe(true);
+    // The old leader gave up before the new one could start: never two leaders at once.
+    expect(Date.now() - cut).toBeGreaterThan(steppedDown);
+    expect(Date.now() - cut).toBeGreaterThanOrEqual(TIMING.leaseDurationMs - TIMING.retryPeriodMs);
+  });
+});

@@ -1,0 +1,50 @@
+/**
+ * The layering of src/ (README.md, "Where the code lives") is enforced by ESLint rules in
+ * eslint.config.js. These cases run those rules on one-line modules placed in each layer: an
+ * import down the layers passes, one against the direction fails.
+ */
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { describe, expect, it } from 'vitest';
+import { layerRules } from '../eslint.config.js';
+
+const eslint = new ESLint({
+  overrideConfigFile: true,
+  overrideConfig: [{ languageOptions: { parser: tseslint.parser } }, ...layerRules],
+});
+
+/** The messages ESLint gives `file` (a path in src/) holding one import of `from`. */
+async function problems(file: string, from: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`import '${from}';\n`, { filePath: file });
+  return result!.messages.map((message) => message.message);
+}
+
+describe('layers', () => {
+  it.each([
+    ['src/controller/reconcile.ts', '../kube/client.ts'],
+    ['src/controller/render/pod.ts', '../../bridge/pod-contract.ts'],
+    ['src/discovery/runner.ts', '../tools/drift.ts'],
+    ['src/bridge/policy.ts', '../mcp/jsonrpc.ts'],
+    ['src/tools/drift.ts', '../api/v1alpha1/mcpserver.ts'],
+    ['src/kube/client.ts', '../errors.ts'],
+    ['src/tools/digest.ts', 'node:crypto'],
+  ])('%s may import %s', async (file, from) => {
+    expect(await problems(file, from)).toEqual([]);
+  });
+
+  it.each([
+    ['src/kube/queue.ts', '../controller/reconcile.ts', 'src/kube imports no other layer'],
+    ['src/kube/apply.ts', '../api/names.ts', 'src/kube imports no other layer'],
+    ['src/discovery/runner.ts', '../controller/render/metadata.ts', 'src/discovery may import'],
+    ['src/tools/drift.ts', '../discovery/client.ts', 'src/tools may import only'],
+    ['src/bridge/policy.ts', '../kube/client.ts', 'src/bridge may import only'],
+    ['src/api/v1alpha1/stored.ts', '../../kube/resources.ts', 'src/api imports no other layer'],
+    ['src/controller/manager.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
+    ['src/tools/snapshot.ts', 'node:fs/promises', 'src/tools is pure'],
+    ['src/errors.ts', './kube/client.ts', 'A shared leaf imports no layer'],
+  ])('%s may not import %s', async (file, from, message) => {
+    const found = await problems(file, from);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(message);
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * The one way tests and benches wait for something: poll until a check returns a value.
+ */
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+/**
+ * Polls `check` until it returns a value other than undefined (or false) and returns it.
+ * Errors thrown by `check` count as "not yet" (a 404 while an object is being created); the
+ * last one is reported if time runs out.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  { timeoutMs = 30_000, intervalMs = 200 }: WaitOptions = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+      last = 'not yet';
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    if (Date.now() >= deadline) {
+      throw new Error(`${what}: not done within ${timeoutMs / 1000}s (last attempt: ${last})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
