@@ -27,13 +27,16 @@ function parseToken(text: string): string {
   return token;
 }
 
-/** A token file, re-read when it changes (a mounted Secret is updated in place). */
+/**
+ * A token file, re-read when it changes (a mounted Secret is updated in place). Deleting or
+ * emptying it revokes the token: nothing is accepted until a token can be read again.
+ */
 async function watchTokenFile(
   path: string,
   logger: Logger,
   what: string,
 ): Promise<WatchedFile<string>> {
-  const watched = new WatchedFile({ path, parse: parseToken, logger, what });
+  const watched = new WatchedFile({ path, parse: parseToken, logger, what, failsClosed: true });
   await watched.start();
   return watched;
 }

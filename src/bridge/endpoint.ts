@@ -8,10 +8,25 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from './auth.ts';
 import { SessionLimitError, type Bridge } from './session-table.ts';
-import { accepts, BodyTooLarge, header, isJsonContent, originAllowed, readBody } from './guards.ts';
+import type { Account } from './budget.ts';
+import {
+  accepts,
+  BodyTooLarge,
+  header,
+  isJsonContent,
+  originAllowed,
+  OverBudget,
+  readBody,
+} from './guards.ts';
 import { DISCOVERY_TOKEN_HEADER, HEADER, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import { HANDSHAKE_VERSIONS } from '../mcp/versions.ts';
-import { classify, isRequest, WIRE, type JsonRpcMessage } from '../mcp/jsonrpc.ts';
+import {
+  classify,
+  isRequest,
+  WIRE,
+  type JsonRpcMessage,
+  type JsonRpcRequest,
+} from '../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from './replies.ts';
 import { parseEventId } from './sse.ts';
 
@@ -32,7 +47,13 @@ export interface EndpointContext {
 export interface StatelessHandler {
   /** Whether this POST speaks 2026-07-28 (no session, version in header or `_meta`). */
   claims(req: IncomingMessage, message: JsonRpcMessage): boolean;
-  handle(req: IncomingMessage, res: ServerResponse, message: JsonRpcMessage): Promise<void>;
+  /** `bytes`: the size of the body, held by the bridge's budget until this returns. */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: JsonRpcMessage,
+    bytes: number,
+  ): Promise<void>;
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
@@ -95,18 +116,40 @@ async function post(
       'Not Acceptable: Accept must list application/json and text/event-stream',
     );
   }
-  const message = await readMessage(ctx, req, res);
-  if (!message) return;
+  // The body counts against the budget from its first byte until it is handed on.
+  const sessionId = header(req, HEADER.sessionId);
+  const account =
+    (sessionId === undefined ? undefined : ctx.bridge.session(sessionId)?.account) ??
+    ctx.bridge.budget.account();
+  const body = await readBudgeted(ctx, req, res, account);
+  if (!body) return;
+  try {
+    const message = parseMessage(body, res);
+    if (message) await route(ctx, req, res, message, body.length);
+  } finally {
+    account.give(body.length);
+  }
+}
+
+async function route(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  message: JsonRpcMessage,
+  bytes: number,
+): Promise<void> {
   dropUnprovenUnfiltered(ctx, req, message);
-  if (ctx.stateless?.claims(req, message)) return ctx.stateless.handle(req, res, message);
+  if (ctx.stateless?.claims(req, message)) return ctx.stateless.handle(req, res, message, bytes);
 
   if (isRequest(message) && message.method === 'initialize')
-    return initialize(ctx, req, res, message);
+    return initialize(ctx, req, res, message, bytes);
   const session = findSession(ctx, req, res);
   if (!session) return;
-  if (isRequest(message)) return session.request(message, res);
-  session.post(message);
-  replyEmpty(res, 202, session.headers);
+  if (isRequest(message)) return session.request(message, res, bytes);
+  const refusal = session.post(message);
+  if (!refusal) return replyEmpty(res, 202, session.headers);
+  const { code, message: text, data } = refusal.error;
+  replyError(res, 400, code, text, { data, headers: session.headers });
 }
 
 /**
@@ -128,16 +171,20 @@ function dropUnprovenUnfiltered(
   delete (meta as Record<string, unknown>)[UNFILTERED_LIST_META];
 }
 
-/** The body as one JSON-RPC message, or an error answer and undefined. */
-async function readMessage(
+/** The body, held by `account`; or an error answer and undefined. */
+async function readBudgeted(
   ctx: EndpointContext,
   req: IncomingMessage,
   res: ServerResponse,
-): Promise<JsonRpcMessage | undefined> {
-  let body: Buffer;
+  account: Account,
+): Promise<Buffer | undefined> {
   try {
-    body = await readBody(req, ctx.maxBodyBytes);
+    return await readBody(req, ctx.maxBodyBytes, account);
   } catch (error) {
+    if (error instanceof OverBudget) {
+      replyOverBudget(ctx, res, error);
+      return undefined;
+    }
     if (!(error instanceof BodyTooLarge)) throw error;
     res.setHeader('connection', 'close');
     replyError(
@@ -148,6 +195,29 @@ async function readMessage(
     );
     return undefined;
   }
+}
+
+/**
+ * 429 when the session has too much waiting for its child: that client should slow down. 503
+ * when all sessions together have: the bridge is overloaded (RFC 9110 15.6.4, RFC 6585 4).
+ */
+function replyOverBudget(ctx: EndpointContext, res: ServerResponse, error: OverBudget): void {
+  const { limits } = ctx.bridge.budget;
+  const [status, where, limit] =
+    error.bound === 'session'
+      ? [429, 'the MCP server in this session', limits.session]
+      : [503, 'the MCP servers of this bridge', limits.bridge];
+  replyError(
+    res,
+    status,
+    WIRE.SERVER_ERROR,
+    `Too much is waiting for ${where} (limit ${limit} bytes); retry later`,
+    { headers: { 'retry-after': 1 } },
+  );
+}
+
+/** The body as one JSON-RPC message, or an error answer and undefined. */
+function parseMessage(body: Buffer, res: ServerResponse): JsonRpcMessage | undefined {
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
@@ -181,7 +251,8 @@ async function initialize(
   ctx: EndpointContext,
   req: IncomingMessage,
   res: ServerResponse,
-  message: JsonRpcMessage & { id: string | number },
+  message: JsonRpcRequest,
+  bytes: number,
 ): Promise<void> {
   if (header(req, HEADER.sessionId) !== undefined) {
     return replyError(
@@ -220,7 +291,7 @@ async function initialize(
     });
   }
   ctx.logger.info({ session: session.logId }, 'session started');
-  session.request(message, res);
+  session.request(message, res, bytes);
 }
 
 /** The session a request names: 400 without a session id, 404 for an unknown one. */

@@ -5,6 +5,8 @@
 
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
+import type { Account, Bound } from './budget.ts';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -22,6 +24,17 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   } catch {
     return false;
   }
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Whether a listen address is reachable from this host only (a host name but localhost is not). */
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 6 ? 'ipv6' : 'ipv4');
 }
 
 export function parseOrigins(list: string | undefined): string[] {
@@ -71,18 +84,49 @@ export function isJsonContent(req: IncomingMessage): boolean {
 
 export class BodyTooLarge extends Error {}
 
-/** The request body, refusing more than `limit` bytes (by Content-Length or as it streams). */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/** The body would pass a bound of the budget (budget.ts). */
+export class OverBudget extends Error {
+  readonly bound: Bound;
+
+  constructor(bound: Bound) {
+    super(`over the ${bound} budget`);
+    this.bound = bound;
+  }
+}
+
+/**
+ * The request body, refusing more than `limit` bytes (by Content-Length or as it streams).
+ * `account` holds the bytes read; the caller gives them back once it is done with the body.
+ * Once the budget refuses a chunk, the rest is read and dropped rather than left unread: the
+ * connection then stays usable and the client gets the answer.
+ */
+export async function readBody(
+  req: IncomingMessage,
+  limit: number,
+  account: Account,
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) throw new BodyTooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new BodyTooLarge();
-    chunks.push(chunk);
+  let held = 0;
+  let refused: Bound | undefined;
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw new BodyTooLarge();
+      refused ??= account.admit(chunk.length);
+      if (refused !== undefined) continue;
+      held += chunk.length;
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    account.give(held);
+    throw error;
   }
-  return Buffer.concat(chunks);
+  if (refused === undefined) return Buffer.concat(chunks);
+  account.give(held);
+  throw new OverBudget(refused);
 }
 
 /** Header value, the first one if repeated. */

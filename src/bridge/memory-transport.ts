@@ -27,6 +27,7 @@ class BridgeSide extends BaseTransport {
     this.label = label;
   }
 
+  /** In memory nothing waits: the peer takes every message on the next microtask. */
   send(message: JsonRpcMessage): void {
     if (this.isClosed) return;
     // A copy, so neither side can change what the other holds.

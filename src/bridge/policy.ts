@@ -17,6 +17,11 @@
  * claims: the bridge lists the tools itself when it has no fresh list (at first, and after the
  * child announced `notifications/tools/list_changed`), so a changed description ("rug pull")
  * is refused even for a client that never listed tools.
+ *
+ * The gate fails closed: a call it cannot check is refused, never passed on for the child to
+ * judge. That covers a `name` that is not a string (a child may coerce `["x"]` to `"x"`), a
+ * `tools/call` sent as a notification (a careless child may run it all the same), and a child
+ * whose tool list cannot be read (the last list may describe tools that have changed since).
  */
 
 import { toolDigest, type Digest, type ToolLike } from '../tools/digest.ts';
@@ -32,7 +37,13 @@ import type { BridgePolicy } from '../tools/policy.ts';
 import type { Upstream, UpstreamHooks } from './upstream.ts';
 
 export type DenialReason =
-  'policy-unavailable' | 'not-allowed' | 'not-approved' | 'drifted' | 'unknown-tool';
+  | 'policy-unavailable'
+  | 'invalid-call'
+  | 'not-allowed'
+  | 'not-approved'
+  | 'drifted'
+  | 'unknown-tool'
+  | 'unverifiable';
 
 export interface Denial {
   reason: DenialReason;
@@ -41,17 +52,23 @@ export interface Denial {
 
 /**
  * Whether a tool may be shown and called. `digest` is its current digest, undefined when the
- * child does not list it; `policy` undefined means a policy is configured but not loaded.
+ * child does not list it; `policy` undefined means a policy is configured but not loaded;
+ * `listError` says why the child's tool list could not be read, if it could not.
  */
 export function decide(
   policy: BridgePolicy | undefined,
   name: string,
   digest: Digest | undefined,
+  listError?: string,
 ): Denial | undefined {
   if (!policy)
     return { reason: 'policy-unavailable', message: 'the bridge has no valid policy file loaded' };
   if (policy.allow && !policy.allow.includes(name)) {
     return { reason: 'not-allowed', message: 'it is not in the allowlist (spec.tools.allow)' };
+  }
+  if (digest === undefined && listError !== undefined) {
+    const message = `the MCP server's tool list could not be read (${listError})`;
+    return { reason: 'unverifiable', message };
   }
   if (digest === undefined)
     return { reason: 'unknown-tool', message: 'the MCP server does not list it' };
@@ -74,6 +91,11 @@ function unfilteredAsked(params: Record<string, unknown> | undefined): boolean {
   return meta?.[UNFILTERED_LIST_META] === true;
 }
 
+/** A listed tool the policy can name: an object with a string name. Others are never shown. */
+function isNamedTool(tool: unknown): tool is ToolLike {
+  return typeof tool === 'object' && tool !== null && typeof (tool as ToolLike).name === 'string';
+}
+
 function digestOrUndefined(tool: ToolLike): Digest | undefined {
   try {
     return toolDigest(tool);
@@ -93,6 +115,8 @@ export class PolicyGate {
   /** Name → current digest, as last listed by the child. */
   readonly #digests = new Map<string, Digest | undefined>();
   #fresh = false;
+  /** Why the bridge's own last listing failed (code and message of the child's error). */
+  #listError: string | undefined;
   #refreshing: Promise<void> | undefined;
 
   constructor(
@@ -109,6 +133,8 @@ export class PolicyGate {
     return {
       screen: (request) =>
         request.method === 'tools/call' ? this.#screenCall(request) : undefined,
+      screenNotification: (notification) =>
+        notification.method === 'tools/call' ? this.#refuseUnscreenable() : undefined,
       transformResult: (method, result, params) =>
         method === 'tools/list' ? this.#filterList(result, !unfilteredAsked(params)) : result,
       observeNotification: (notification) => {
@@ -117,10 +143,14 @@ export class PolicyGate {
     };
   }
 
-  /** Records every listed tool's digest; drops the refused ones unless `filter` is false. */
+  /**
+   * Records every listed tool's digest; drops the refused ones (and entries that are not tools
+   * at all) unless `filter` is false.
+   */
   #filterList(result: Record<string, unknown>, filter: boolean): Record<string, unknown> {
-    if (!Array.isArray(result.tools)) return result;
-    const tools = (result.tools as ToolLike[]).filter((tool) => {
+    if (!Array.isArray(result.tools)) return filter ? { ...result, tools: [] } : result;
+    const tools = (result.tools as unknown[]).filter((tool) => {
+      if (!isNamedTool(tool)) return !filter;
       const digest = digestOrUndefined(tool);
       this.#digests.set(tool.name, digest);
       return !filter || decide(this.#policy(), tool.name, digest) === undefined;
@@ -130,9 +160,17 @@ export class PolicyGate {
 
   async #screenCall(request: JsonRpcRequest): Promise<JsonRpcError | undefined> {
     const name = request.params?.name;
-    if (typeof name !== 'string') return undefined; // the child answers malformed calls itself
+    if (typeof name !== 'string') {
+      this.#onDenied('invalid-call');
+      return errorResponse(
+        request.id,
+        WIRE.INVALID_PARAMS,
+        'Tool call refused by the bridge policy: params.name must be a string',
+        { reason: 'invalid-call' },
+      );
+    }
     if (!this.#fresh || !this.#digests.has(name)) await this.#refresh();
-    const denial = decide(this.#policy(), name, this.#digests.get(name));
+    const denial = decide(this.#policy(), name, this.#digests.get(name), this.#listError);
     if (!denial) return undefined;
     this.#onDenied(denial.reason);
     return errorResponse(
@@ -143,7 +181,20 @@ export class PolicyGate {
     );
   }
 
-  /** Lists every tool of the child (all pages) and records their digests. */
+  #refuseUnscreenable(): JsonRpcError {
+    this.#onDenied('invalid-call');
+    return errorResponse(
+      null,
+      WIRE.INVALID_REQUEST,
+      'Invalid Request: tools/call must be a request (with an id), so the bridge policy can screen it',
+      { reason: 'invalid-call' },
+    );
+  }
+
+  /**
+   * Lists every tool of the child (all pages) and records their digests. When the child answers
+   * with an error, the old digests are dropped: they may describe tools that changed since.
+   */
   #refresh(): Promise<void> {
     this.#refreshing ??= this.#listAll().finally(() => {
       this.#refreshing = undefined;
@@ -159,16 +210,19 @@ export class PolicyGate {
         'tools/list',
         cursor === undefined ? {} : { cursor },
       );
-      if (isErrorResponse(response)) return; // unverifiable: the call is refused as unknown
-      const tools = Array.isArray(response.result.tools)
-        ? (response.result.tools as ToolLike[])
-        : [];
-      for (const tool of tools) digests.set(tool.name, digestOrUndefined(tool));
+      if (isErrorResponse(response)) {
+        this.#digests.clear();
+        this.#listError = `${response.error.code} ${response.error.message}`;
+        return;
+      }
+      const tools: unknown[] = Array.isArray(response.result.tools) ? response.result.tools : [];
+      for (const tool of tools.filter(isNamedTool)) digests.set(tool.name, digestOrUndefined(tool));
       cursor = response.result.nextCursor;
       if (typeof cursor !== 'string') break;
     }
     this.#digests.clear();
     for (const [name, digest] of digests) this.#digests.set(name, digest);
+    this.#listError = undefined;
     this.#fresh = true;
   }
 }

@@ -11,8 +11,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
 import { Bridge } from './session-table.ts';
-import type { SessionMode } from './pod-contract.ts';
+import { ByteBudget } from './budget.ts';
+import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './pod-contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
+import { isLoopback } from './guards.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
 import { StatelessEndpoint } from './stateless.ts';
@@ -116,6 +118,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       probeLauncher: launcher,
       logger,
       metrics,
+      // Room for a few messages of the largest size per session; for the bridge, a share of the
+      // sidecar's memory limit (256Mi) at the default --max-message-bytes of 4 MiB.
+      budget: new ByteBudget({
+        session: 4 * options.maxMessageBytes,
+        bridge: 16 * options.maxMessageBytes,
+      }),
       pooled: () => pool?.size ?? 0,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
       hooks: policy
@@ -200,6 +208,14 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}${options.path}`;
   logger.info({ url, sessionMode: options.sessionMode }, 'bridge listening');
+  if (!auth && !isLoopback(options.host)) {
+    // Sessions need no credentials then (2025-11-25 basic/transports: servers SHOULD
+    // authenticate all connections); in a cluster that is every pod that can reach the Service.
+    logger.warn(
+      { address: options.host },
+      `listening beyond loopback without a bearer token: anyone who can reach this address can use the MCP server; set ${BRIDGE_FLAGS.authTokenFile} or $${BRIDGE_TOKEN_ENV}`,
+    );
+  }
 
   const stopProbing = new AbortController();
   const probed = probeUntilReady(bridge, logger, stopProbing.signal).then((ok) => {

@@ -6,6 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { ByteBudget } from './budget.ts';
 import type { SessionMode } from './pod-contract.ts';
 import { isErrorResponse } from '../mcp/jsonrpc.ts';
 import { LATEST_HANDSHAKE_VERSION } from '../mcp/versions.ts';
@@ -28,6 +29,8 @@ export interface BridgeDeps {
   probeLauncher: Launcher;
   logger: Logger;
   metrics: BridgeMetrics;
+  /** What sessions may have waiting for their children (budget.ts). */
+  budget: ByteBudget;
   hooks?: (upstream: Upstream) => UpstreamHooks;
   /** Children waiting in the warm pool, for the children gauge. */
   pooled?: () => number;
@@ -37,6 +40,21 @@ export interface BridgeDeps {
 
 /** The client's identity when the bridge itself talks to a child (probe, 2026-07-28 clients). */
 export const BRIDGE_CLIENT_INFO = { name: 'mcp-operator-bridge', version: '0.1.0' };
+
+/**
+ * How the bridge initializes a child that serves more than one client (Shared mode, 2026-07-28
+ * clients): at the newest version it knows, so each session can be answered with its own
+ * (sessionVersion, src/mcp/versions.ts). Form elicitation and sampling are declared because
+ * they can be routed to the client whose request the child works on, and refused for one that
+ * did not declare them (upstream.ts); for 2026-07-28 clients they become input requests
+ * (MRTR). Roots are left out: a child asks for them outside any request, where no one client
+ * is the right one to ask.
+ */
+const SHARED_INITIALIZE = {
+  protocolVersion: LATEST_HANDSHAKE_VERSION,
+  capabilities: { elicitation: { form: {} }, sampling: {} },
+  clientInfo: BRIDGE_CLIENT_INFO,
+};
 
 /** Longest a readiness probe waits for each answer. */
 const PROBE_TIMEOUT_MS = 30_000;
@@ -75,11 +93,13 @@ export class Bridge {
   readonly config: BridgeConfig;
   readonly #deps: BridgeDeps;
   readonly #sessions = new Map<string, Session>();
+  /** Sessions whose child is being started: they hold a slot of --max-sessions already. */
+  #opening = 0;
   readonly #upstreams = new Set<Upstream>();
   /** Upstreams we are closing on purpose; any other close is a crash. */
   readonly #retiring = new WeakSet<Upstream>();
-  readonly #shared = new LazyUpstream(() => this.#startUpstream());
-  readonly #stateless = new LazyUpstream(() => this.#startUpstream());
+  readonly #shared = new LazyUpstream(() => this.#startInitialized());
+  readonly #stateless = new LazyUpstream(() => this.#startInitialized());
   readonly #sweeper: NodeJS.Timeout;
   #lastKeepAlive = Date.now();
 
@@ -93,6 +113,10 @@ export class Bridge {
     const tick = Math.max(100, Math.min(5_000, config.idleTimeoutMs / 4));
     this.#sweeper = setInterval(() => this.#sweep(), tick);
     this.#sweeper.unref();
+  }
+
+  get budget(): ByteBudget {
+    return this.#deps.budget;
   }
 
   get sessionCount(): number {
@@ -109,19 +133,34 @@ export class Bridge {
     return this.#sessions.get(id);
   }
 
-  /** A new session with its upstream; throws SessionLimitError when the table is full. */
+  /**
+   * A new session with its upstream; throws SessionLimitError when the table is full. The slot
+   * is taken before the child is awaited: starting one takes long enough (the supervisor, a
+   * cold `npx`) for many requests to pass a check made before it.
+   */
   async openSession(): Promise<Session> {
-    if (this.#sessions.size >= this.config.maxSessions) throw new SessionLimitError();
-    const upstream =
-      this.config.mode === 'Shared' ? await this.sharedUpstream() : await this.#startUpstream();
-    const session = new Session(this.#deps.sessionId?.() ?? randomUUID(), upstream, {
+    if (this.#sessions.size + this.#opening >= this.config.maxSessions)
+      throw new SessionLimitError();
+    this.#opening++;
+    let upstream: Upstream;
+    try {
+      upstream =
+        this.config.mode === 'Shared' ? await this.sharedUpstream() : await this.#startUpstream();
+    } finally {
+      this.#opening--;
+    }
+    const sessionId = this.#deps.sessionId?.() ?? randomUUID();
+    const session = new Session(sessionId, upstream, this.#deps.budget.account(), {
       ended: (ended, reason) => this.#ended(ended, reason),
     });
     this.#sessions.set(session.id, session);
     return session;
   }
 
-  /** The one child of Shared mode, started on first use and again after it ended. */
+  /**
+   * The one child of Shared mode, initialized by the bridge, started on first use and again
+   * after it ended.
+   */
   sharedUpstream(): Promise<Upstream> {
     return this.#shared.get();
   }
@@ -130,16 +169,8 @@ export class Bridge {
    * The child that serves 2026-07-28 clients, initialized by the bridge: those requests carry
    * no session, so they cannot have a child each. In Shared mode it is the shared child.
    */
-  async statelessUpstream(): Promise<Upstream> {
-    const upstream = await (this.config.mode === 'Shared' ? this.#shared : this.#stateless).get();
-    await upstream.ensureInitialized({
-      protocolVersion: LATEST_HANDSHAKE_VERSION,
-      // Form elicitation and sampling reach 2026-07-28 clients as input requests (MRTR);
-      // roots are left out: a child asks for them outside any request, where no client is.
-      capabilities: { elicitation: { form: {} }, sampling: {} },
-      clientInfo: BRIDGE_CLIENT_INFO,
-    });
-    return upstream;
+  statelessUpstream(): Promise<Upstream> {
+    return (this.config.mode === 'Shared' ? this.#shared : this.#stateless).get();
   }
 
   /**
@@ -183,6 +214,18 @@ export class Bridge {
     await this.#deps.launcher.close();
   }
 
+  async #startInitialized(): Promise<Upstream> {
+    const upstream = await this.#startUpstream();
+    try {
+      await upstream.ensureInitialized(SHARED_INITIALIZE);
+    } catch (error) {
+      this.#retiring.add(upstream);
+      void upstream.close();
+      throw error;
+    }
+    return upstream;
+  }
+
   async #startUpstream(): Promise<Upstream> {
     const transport = await this.#deps.launcher.launch();
     const upstream = new Upstream(transport, this.#upstreamOptions());
@@ -203,6 +246,7 @@ export class Bridge {
     return {
       requestTimeoutMs: this.config.requestTimeoutMs,
       logger: this.#deps.logger,
+      budget: this.#deps.budget,
       hooks: this.#deps.hooks,
       onRequestDone: (method, outcome, seconds) =>
         this.#deps.metrics.requestDone(method, outcome, seconds),

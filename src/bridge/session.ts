@@ -12,12 +12,15 @@
  */
 
 import type { ServerResponse } from 'node:http';
+import type { Account } from './budget.ts';
 import {
   errorResponse,
   idKey,
   isResponse,
   WIRE,
+  type JsonRpcError,
   type JsonRpcMessage,
+  type JsonRpcRequest,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
 import { HEADER } from '../mcp/metadata.ts';
@@ -84,16 +87,20 @@ export interface SessionEvents {
 export class Session implements SessionPort {
   readonly id: string;
   readonly upstream: Upstream;
+  readonly account: Account;
   readonly #events: SessionEvents;
   readonly #exchanges = new Map<string, Exchange>();
   readonly #streams = new Map<number, EventStream>();
   #nextStream = GET_STREAM + 1;
+  /** What the client declared in its initialize request. */
+  clientCapabilities: Record<string, unknown> = {};
   #ended = false;
   lastActivity = Date.now();
 
-  constructor(id: string, upstream: Upstream, events: SessionEvents) {
+  constructor(id: string, upstream: Upstream, account: Account, events: SessionEvents) {
     this.id = id;
     this.upstream = upstream;
+    this.account = account;
     this.#events = events;
     this.#streams.set(GET_STREAM, new EventStream(GET_STREAM));
     upstream.attach(this);
@@ -126,11 +133,8 @@ export class Session implements SessionPort {
     this.lastActivity = Date.now();
   }
 
-  /** A client request arrived on `res`; its answer will be written there. */
-  request(
-    message: Parameters<Upstream['fromClient']>[1] & { id: RequestId },
-    res: ServerResponse,
-  ): void {
+  /** A client request (`bytes` long) arrived on `res`; its answer will be written there. */
+  request(message: JsonRpcRequest, res: ServerResponse, bytes: number): void {
     const key = idKey(message.id);
     if (this.#exchanges.has(key)) {
       const error = `Request id ${String(message.id)} is already in use in this session`;
@@ -138,12 +142,17 @@ export class Session implements SessionPort {
       return;
     }
     this.#exchanges.set(key, new Exchange(message.id, this, res, this.headers));
-    this.upstream.fromClient(this, message);
+    if (message.method === 'initialize') {
+      const declared = message.params?.capabilities;
+      if (typeof declared === 'object' && declared !== null)
+        this.clientCapabilities = declared as Record<string, unknown>;
+    }
+    this.upstream.fromClient(this, message, bytes);
   }
 
-  /** A client notification or response: no answer expected. */
-  post(message: JsonRpcMessage): void {
-    this.upstream.fromClient(this, message);
+  /** A client notification or response: no answer expected, unless it is refused. */
+  post(message: JsonRpcMessage): JsonRpcError | undefined {
+    return this.upstream.fromClient(this, message);
   }
 
   get headers(): Record<string, string> {

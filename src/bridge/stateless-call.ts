@@ -28,7 +28,7 @@ import {
 import { META } from '../mcp/metadata.ts';
 import { replyJson } from './replies.ts';
 import { SSE_HEADERS } from './sse.ts';
-import type { SessionPort, Upstream } from './upstream.ts';
+import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from './upstream.ts';
 
 /** Results that carry cache hints in 2026-07-28 (CacheableResult). */
 const CACHEABLE = new Set([
@@ -38,13 +38,6 @@ const CACHEABLE = new Set([
   'resources/read',
   'resources/templates/list',
 ]);
-
-/** The client capability each child→client request needs. */
-const NEEDS: Record<string, string> = {
-  'elicitation/create': 'elicitation',
-  'sampling/createMessage': 'sampling',
-  'roots/list': 'roots',
-};
 
 const LOG_LEVELS = [
   'debug',
@@ -90,7 +83,7 @@ export class StatelessCall implements SessionPort {
   readonly id = `stateless-${nextPort++}`;
   readonly #context: CallContext;
   readonly #method: string;
-  readonly #capabilities: Record<string, unknown>;
+  readonly clientCapabilities: Record<string, unknown>;
   readonly #logLevel: number;
   /** The HTTP exchange the next answer goes to, and the client id it must carry. */
   #res: ServerResponse | undefined;
@@ -105,7 +98,7 @@ export class StatelessCall implements SessionPort {
     this.#context = context;
     this.#method = request.method;
     const meta = (request.params?._meta ?? {}) as Record<string, unknown>;
-    this.#capabilities = (meta[META.clientCapabilities] ?? {}) as Record<string, unknown>;
+    this.clientCapabilities = (meta[META.clientCapabilities] ?? {}) as Record<string, unknown>;
     const level = meta[META.logLevel];
     this.#logLevel = typeof level === 'string' ? LOG_LEVELS.indexOf(level) : -1;
     this.#clientId = request.id;
@@ -113,7 +106,7 @@ export class StatelessCall implements SessionPort {
   }
 
   /** Sends the request to the child. Its _meta keeps only what a handshake-era child knows. */
-  start(request: JsonRpcRequest): void {
+  start(request: JsonRpcRequest, bytes: number): void {
     const { upstream } = this.#context;
     upstream.attach(this);
     const meta = { ...(request.params?._meta as Record<string, unknown> | undefined) };
@@ -121,7 +114,7 @@ export class StatelessCall implements SessionPort {
     const params = { ...request.params };
     if (Object.keys(meta).length > 0) params._meta = meta;
     else delete params._meta;
-    upstream.fromClient(this, { ...request, params });
+    upstream.fromClient(this, { ...request, params }, bytes);
   }
 
   /** The client retried with the answers to our input requests: pass them to the child. */
@@ -195,9 +188,9 @@ export class StatelessCall implements SessionPort {
   }
 
   #inputRequest(request: JsonRpcRequest): void {
-    const capability = NEEDS[request.method];
-    if (capability === undefined || this.#capabilities[capability] === undefined) {
-      // The client did not declare it for this request: the child gets a refusal and decides.
+    // Only requests for a client capability become input requests; the upstream has checked
+    // that this request declared it. Others (a ping) get a refusal, and the child decides.
+    if (CLIENT_CAPABILITY[request.method] === undefined) {
       const refusal = errorResponse(
         request.id,
         WIRE.METHOD_NOT_FOUND,

@@ -56,6 +56,8 @@ function honoured(requested: Filter, capabilities: Capabilities): Filter {
 
 export class Listener implements SessionPort {
   readonly id = `listen-${nextListener++}`;
+  /** A subscription stream answers no requests of the child (deliver refuses them). */
+  readonly clientCapabilities = {};
   readonly #upstream: Upstream;
   readonly #res: ServerResponse;
   readonly #subscriptionId: RequestId;

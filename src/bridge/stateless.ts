@@ -53,6 +53,8 @@ const REMOVED = new Set([
  */
 class CatalogWatcher implements SessionPort {
   readonly id = 'stateless-catalog';
+  /** The bridge's own listing answers no requests of the child (deliver refuses them). */
+  readonly clientCapabilities = {};
   readonly upstream: Upstream;
   stale = true;
   headers = new Map<string, ParamHeader[]>();
@@ -131,7 +133,12 @@ export class StatelessEndpoint implements StatelessHandler {
     return typeof requestMeta(message)[META.protocolVersion] === 'string';
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, message: JsonRpcMessage): Promise<void> {
+  async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: JsonRpcMessage,
+    bytes: number,
+  ): Promise<void> {
     if (!isRequest(message)) {
       // This revision defines no client notifications over HTTP, and clients send no responses.
       if (isNotification(message)) return replyEmpty(res, 202);
@@ -183,7 +190,7 @@ export class StatelessEndpoint implements StatelessHandler {
           id: message.id,
         });
     }
-    this.#call(upstream, message, res, init.serverInfo);
+    this.#call(upstream, message, res, init.serverInfo, bytes);
   }
 
   /** Ends parked calls and subscriptions (shutdown). */
@@ -236,6 +243,7 @@ export class StatelessEndpoint implements StatelessHandler {
     request: JsonRpcRequest,
     res: ServerResponse,
     serverInfo: unknown,
+    bytes: number,
   ): void {
     const state = request.params?.requestState;
     if (state !== undefined) {
@@ -257,7 +265,7 @@ export class StatelessEndpoint implements StatelessHandler {
     }
     const call = new StatelessCall(this.#context(upstream, serverInfo), request, res);
     this.#calls.add(call);
-    call.start(request);
+    call.start(request, bytes);
   }
 
   #context(upstream: Upstream, serverInfo: unknown): CallContext {

@@ -11,6 +11,7 @@
  */
 
 import type { Readable, Writable } from 'node:stream';
+import type { Account } from './budget.ts';
 import { encodeLine, JsonRpcLineDecoder, type BadLine } from './framing.ts';
 import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
 
@@ -23,7 +24,8 @@ export interface TransportHandlers {
 
 export interface Transport {
   attach(handlers: TransportHandlers): void;
-  send(message: JsonRpcMessage): void;
+  /** Sends a message; `account` holds its bytes until the child has taken them (budget.ts). */
+  send(message: JsonRpcMessage, account: Account): void;
   /** Stops the child (idempotent); resolves once the channel is closed. */
   close(): Promise<void>;
   readonly isClosed: boolean;
@@ -63,7 +65,7 @@ export abstract class BaseTransport implements Transport {
     this.#signalClose();
   }
 
-  abstract send(message: JsonRpcMessage): void;
+  abstract send(message: JsonRpcMessage, account: Account): void;
   abstract close(): Promise<void>;
 
   protected received(message: JsonRpcMessage): void {
@@ -97,6 +99,18 @@ export abstract class BaseTransport implements Transport {
 export abstract class StreamTransport extends BaseTransport {
   readonly #input: Writable;
   #inputBroken = false;
+  #inputClosed = false;
+  /**
+   * Lines written and not yet taken by the child, oldest first: the account of each, and its
+   * size. Two arrays rather than an object per line: this runs for every message.
+   */
+  readonly #unflushedAccounts: Account[] = [];
+  readonly #unflushedSizes: number[] = [];
+  /** The callback of every write: a stream calls them one per write, in write order. */
+  readonly #flushed = (): void => {
+    if (this.#inputClosed) return; // given back all at once on close
+    this.#unflushedAccounts.shift()?.give(this.#unflushedSizes.shift()!);
+  };
 
   protected constructor(output: Readable, input: Writable, maxLineBytes: number) {
     super();
@@ -111,12 +125,23 @@ export abstract class StreamTransport extends BaseTransport {
     input.on('error', () => {
       this.#inputBroken = true;
     });
+    input.on('close', () => {
+      this.#inputClosed = true;
+      this.#unflushedSizes.forEach((size, i) => this.#unflushedAccounts[i]!.give(size));
+      this.#unflushedAccounts.length = 0;
+      this.#unflushedSizes.length = 0;
+    });
     output.on('error', () => undefined);
   }
 
-  send(message: JsonRpcMessage): void {
-    if (this.isClosed || this.#inputBroken) return;
-    this.#input.write(encodeLine(message));
+  send(message: JsonRpcMessage, account: Account): void {
+    if (this.isClosed || this.#inputBroken || this.#inputClosed) return;
+    const line = encodeLine(message);
+    // UTF-16 units: what the queued string occupies, within a factor of two.
+    account.take(line.length);
+    this.#unflushedAccounts.push(account);
+    this.#unflushedSizes.push(line.length);
+    this.#input.write(line, this.#flushed);
   }
 
   /** Closing stdin is how MCP asks a stdio server to exit (2025-11-25 basic/lifecycle). */

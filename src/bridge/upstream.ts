@@ -7,16 +7,19 @@
  *   (string or number, exactly as sent) on the way out, so sessions cannot collide.
  * - Progress tokens (`_meta.progressToken`, 2025-11-25 basic/utilities/progress) and
  *   cancellations (basic/utilities/cancellation) are mapped the same way.
- * - `initialize` reaches the child once; later sessions get its result replayed, and only the
- *   first `notifications/initialized` is passed on (basic/lifecycle).
+ * - `initialize` reaches the child once; later sessions get its result replayed, with the
+ *   protocol version negotiated for each (versions.ts), and only the first
+ *   `notifications/initialized` is passed on (basic/lifecycle).
  * - Server→client requests (sampling, elicitation, roots) and unattributed notifications go to
  *   the session whose request the child most recently received and has not answered: the one
  *   it is working for. With nothing in flight, notifications go to every session and requests
- *   to the most recently attached one. `list_changed` goes to every session;
+ *   to the most recently attached one. A request for a capability that session did not declare
+ *   is refused to the child instead. `list_changed` goes to every session;
  *   `resources/updated` to the sessions that subscribed to the URI.
  */
 
 import type { Logger } from 'pino';
+import type { Account, ByteBudget } from './budget.ts';
 import { salvageIds, type BadLine } from './framing.ts';
 import {
   errorResponse,
@@ -33,10 +36,25 @@ import {
   type RequestId,
 } from '../mcp/jsonrpc.ts';
 import type { Transport } from './transport.ts';
+import { sessionVersion } from '../mcp/versions.ts';
+
+/**
+ * The client capability each server→client request needs (2025-11-25 basic/lifecycle,
+ * "Capability Negotiation"; client/elicitation, client/sampling, client/roots).
+ */
+export const CLIENT_CAPABILITY: Readonly<Record<string, string>> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
 
 /** What an upstream needs from a session. */
 export interface SessionPort {
   readonly id: string;
+  /** What the client declared it can do; the child may ask it only for those. */
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  /** Holds the bytes of this session's messages (budget.ts); none: the upstream's own. */
+  readonly account?: Account;
   /** A message for the client; `relatedTo` is the client's id of the request it belongs to. */
   deliver(message: JsonRpcMessage, relatedTo?: RequestId): void;
   /** The child is gone; the session cannot go on. */
@@ -49,6 +67,8 @@ export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 
 export interface UpstreamHooks {
   /** Before a client request reaches the child; an error response refuses it. */
   screen?(request: JsonRpcRequest): Promise<JsonRpcError | undefined> | undefined;
+  /** Before a client notification reaches the child; an error refuses it (HTTP 400). */
+  screenNotification?(notification: JsonRpcNotification): JsonRpcError | undefined;
   /** A successful result on its way back to a session; `params` are the request's. */
   transformResult?(
     method: string,
@@ -62,6 +82,7 @@ export interface UpstreamHooks {
 export interface UpstreamOptions {
   requestTimeoutMs: number;
   logger: Logger;
+  budget: ByteBudget;
   hooks?: (upstream: Upstream) => UpstreamHooks;
   /** Called once per client or bridge request when it ends. */
   onRequestDone?: (method: string, outcome: Outcome, seconds: number) => void;
@@ -75,6 +96,9 @@ interface Pending {
   session: SessionPort | undefined;
   clientId: RequestId;
   clientProgressToken: string | number | undefined;
+  /** Holds `bytes`, the size of the client's request, until it ends. */
+  account: Account;
+  bytes: number;
   timer: NodeJS.Timeout;
   startedAt: number;
   sent: boolean;
@@ -87,11 +111,6 @@ interface Attachment {
   subscriptions: Set<string>;
 }
 
-type InitState =
-  | { state: 'none' }
-  | { state: 'pending'; waiters: ((response: JsonRpcResponse) => void)[] }
-  | { state: 'done'; result: Record<string, unknown> };
-
 export class Upstream {
   readonly label: string;
   readonly #transport: Transport;
@@ -101,8 +120,11 @@ export class Upstream {
   readonly #attachments = new Map<SessionPort, Attachment>();
   /** Requests from the child to a client: child's request id → the session asked. */
   readonly #serverRequests = new Map<string, { session: SessionPort; id: RequestId }>();
+  /** Holds the bytes of the bridge's own messages, and of sessions without an account. */
+  readonly #account: Account;
   #nextId = 1;
-  #init: InitState = { state: 'none' };
+  /** The child's answer to the first initialize that succeeded. */
+  #initResult: Record<string, unknown> | undefined;
   #initializedSent = false;
   #closedReason: string | undefined;
   readonly closed: Promise<string>;
@@ -111,6 +133,7 @@ export class Upstream {
     this.#transport = transport;
     this.#options = options;
     this.label = transport.label;
+    this.#account = options.budget.account();
     this.#hooks = options.hooks?.(this) ?? {};
     this.closed = new Promise((resolve) => {
       transport.attach({
@@ -131,7 +154,7 @@ export class Upstream {
 
   /** The child's InitializeResult, once a session (or the bridge) has initialized it. */
   get initializeResult(): Record<string, unknown> | undefined {
-    return this.#init.state === 'done' ? this.#init.result : undefined;
+    return this.#initResult;
   }
 
   attach(session: SessionPort): void {
@@ -157,13 +180,19 @@ export class Upstream {
     }
   }
 
-  /** A message from a client of this session. */
-  fromClient(session: SessionPort, message: JsonRpcMessage): void {
+  /**
+   * A message from a client of this session, `bytes` long as the client sent it. A request is
+   * answered through the session; a notification the hooks refuse is not passed on, and the
+   * refusal is returned.
+   */
+  fromClient(session: SessionPort, message: JsonRpcMessage, bytes = 0): JsonRpcError | undefined {
     const attachment = this.#attachments.get(session);
-    if (!attachment) return;
-    if (isRequest(message)) this.#clientRequest(session, attachment, message);
-    else if (isNotification(message)) this.#clientNotification(attachment, message);
-    else this.#clientResponse(session, message);
+    if (!attachment) return undefined;
+    const account = session.account ?? this.#account;
+    if (isRequest(message)) this.#clientRequest(session, attachment, message, bytes);
+    else if (isNotification(message)) return this.#clientNotification(attachment, message, account);
+    else this.#clientResponse(session, message, account);
+    return undefined;
   }
 
   /** A request of the bridge itself (readiness, tool catalog, 2026-07-28 translation). */
@@ -171,7 +200,7 @@ export class Upstream {
     return new Promise((settle) => {
       const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method };
       if (params) request.params = params;
-      const pending = this.#register(undefined, request);
+      const pending = this.#register(undefined, request, 0);
       pending.settle = settle;
       this.#forward(pending, request);
     });
@@ -182,13 +211,8 @@ export class Upstream {
    * handshake), unless a session already did: then its result is reused.
    */
   async ensureInitialized(params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (this.#init.state === 'done') return this.#init.result;
-    const response =
-      this.#init.state === 'pending'
-        ? await new Promise<JsonRpcResponse>((resolve) =>
-            (this.#init as { waiters: ((r: JsonRpcResponse) => void)[] }).waiters.push(resolve),
-          )
-        : await this.request('initialize', params);
+    if (this.#initResult) return this.#initResult;
+    const response = await this.request('initialize', params);
     if (isErrorResponse(response))
       throw new Error(`the MCP server refused initialize: ${response.error.message}`);
     if (!this.#initializedSent) {
@@ -210,7 +234,12 @@ export class Upstream {
 
   // --- client → child ------------------------------------------------------------------
 
-  #clientRequest(session: SessionPort, attachment: Attachment, request: JsonRpcRequest): void {
+  #clientRequest(
+    session: SessionPort,
+    attachment: Attachment,
+    request: JsonRpcRequest,
+    bytes: number,
+  ): void {
     const key = idKey(request.id);
     if (attachment.inFlight.has(key)) {
       session.deliver(
@@ -226,20 +255,35 @@ export class Upstream {
     if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
       if (this.#trackSubscription(session, attachment, request)) return;
     }
-    const pending = this.#register(session, request);
+    const pending = this.#register(session, request, bytes);
     attachment.inFlight.set(key, pending.childId);
     const screening = this.#hooks.screen?.(request);
     if (!screening) return this.#forward(pending, request);
-    void screening.then((refusal) => {
-      if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
-      if (refusal) this.#finish(pending, { ...refusal, id: pending.childId }, 'refused');
-      else this.#forward(pending, request);
-    });
+    screening.then(
+      (refusal) => {
+        if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
+        if (refusal) this.#finish(pending, { ...refusal, id: pending.childId }, 'refused');
+        else this.#forward(pending, request);
+      },
+      (error: unknown) => {
+        // A request that could not be screened is refused, never passed on unchecked.
+        this.#options.logger.error({ err: error, child: this.label }, 'screening failed');
+        if (!this.#pending.has(pending.childId)) return;
+        const refusal = errorResponse(pending.childId, WIRE.INTERNAL_ERROR, 'Screening failed');
+        this.#finish(pending, refusal, 'refused');
+      },
+    );
   }
 
-  #clientNotification(attachment: Attachment, notification: JsonRpcNotification): void {
+  #clientNotification(
+    attachment: Attachment,
+    notification: JsonRpcNotification,
+    account: Account,
+  ): JsonRpcError | undefined {
+    const refusal = this.#hooks.screenNotification?.(notification);
+    if (refusal) return refusal;
     if (notification.method === 'notifications/initialized') {
-      if (this.#initializedSent) return;
+      if (this.#initializedSent) return undefined;
       this.#initializedSent = true;
     }
     if (notification.method === 'notifications/cancelled') {
@@ -247,27 +291,31 @@ export class Upstream {
       const childId =
         requestId === undefined ? undefined : attachment.inFlight.get(idKey(requestId));
       const pending = childId === undefined ? undefined : this.#pending.get(childId);
-      if (!pending) return;
-      if (!pending.sent) return this.#finish(pending, undefined, 'cancelled');
-      this.#send({
-        ...notification,
-        params: { ...notification.params, requestId: pending.childId },
-      });
-      return;
+      if (!pending) return undefined;
+      if (pending.sent) {
+        this.#send(
+          { ...notification, params: { ...notification.params, requestId: pending.childId } },
+          account,
+        );
+      } else this.#finish(pending, undefined, 'cancelled');
+      return undefined;
     }
-    this.#send(notification);
+    this.#send(notification, account);
+    return undefined;
   }
 
-  #clientResponse(session: SessionPort, response: JsonRpcResponse): void {
+  #clientResponse(session: SessionPort, response: JsonRpcResponse, account: Account): void {
     if (response.id === undefined || response.id === null) return;
     const key = idKey(response.id);
     if (this.#serverRequests.get(key)?.session !== session) return; // not asked of this session
     this.#serverRequests.delete(key);
-    this.#send(response);
+    this.#send(response, account);
   }
 
-  #register(session: SessionPort | undefined, request: JsonRpcRequest): Pending {
+  #register(session: SessionPort | undefined, request: JsonRpcRequest, bytes: number): Pending {
     const childId = this.#nextId++;
+    const account = session?.account ?? this.#account;
+    account.take(bytes);
     const meta = request.params?._meta as Record<string, unknown> | undefined;
     const token = meta?.progressToken;
     const pending: Pending = {
@@ -278,6 +326,8 @@ export class Upstream {
       clientId: request.id,
       clientProgressToken:
         typeof token === 'string' || typeof token === 'number' ? token : undefined,
+      account,
+      bytes,
       timer: this.#timer(childId),
       startedAt: performance.now(),
       sent: false,
@@ -298,24 +348,16 @@ export class Upstream {
       const meta = { ...(request.params!._meta as object), progressToken: pending.childId };
       rewritten.params = { ...request.params, _meta: meta };
     }
-    if (request.method === 'initialize' && this.#init.state === 'none') {
-      this.#init = { state: 'pending', waiters: [] };
-    }
-    this.#send(rewritten);
+    this.#send(rewritten, pending.account);
   }
 
   #replayInitialize(session: SessionPort, request: JsonRpcRequest): boolean {
-    const reply = (response: JsonRpcResponse): void =>
-      session.deliver({ ...response, id: request.id }, request.id);
-    if (this.#init.state === 'done') {
-      reply({ jsonrpc: '2.0', id: request.id, result: this.#init.result });
-      return true;
-    }
-    if (this.#init.state === 'pending') {
-      this.#init.waiters.push(reply);
-      return true;
-    }
-    return false;
+    const init = this.#initResult;
+    if (!init) return false;
+    const protocolVersion = sessionVersion(request.params?.protocolVersion, init.protocolVersion);
+    const result = { ...init, protocolVersion };
+    session.deliver({ jsonrpc: '2.0', id: request.id, result }, request.id);
+    return true;
   }
 
   /**
@@ -365,6 +407,12 @@ export class Upstream {
     const session = target?.session ?? [...this.#attachments.keys()].at(-1);
     if (!session) {
       this.#send(errorResponse(request.id, WIRE.INTERNAL_ERROR, 'No client session is connected'));
+      return;
+    }
+    const capability = CLIENT_CAPABILITY[request.method];
+    if (capability !== undefined && session.clientCapabilities[capability] === undefined) {
+      const message = `The client does not support ${request.method}`;
+      this.#send(errorResponse(request.id, WIRE.METHOD_NOT_FOUND, message));
       return;
     }
     this.#serverRequests.set(idKey(request.id), { session, id: request.id });
@@ -431,9 +479,11 @@ export class Upstream {
   #finish(pending: Pending, response: JsonRpcResponse | undefined, outcome: Outcome): void {
     clearTimeout(pending.timer);
     this.#pending.delete(pending.childId);
+    pending.account.give(pending.bytes);
     const seconds = (performance.now() - pending.startedAt) / 1000;
     this.#options.onRequestDone?.(pending.method, outcome, seconds);
-    if (pending.method === 'initialize') this.#initialized(response);
+    if (pending.method === 'initialize' && response && !isErrorResponse(response))
+      this.#initResult ??= response.result;
     if (!pending.session) {
       pending.settle?.(response ?? errorResponse(0, WIRE.REQUEST_TIMEOUT, 'cancelled'));
       return;
@@ -448,16 +498,6 @@ export class Upstream {
       };
     }
     pending.session.deliver(restored, pending.clientId);
-  }
-
-  #initialized(response: JsonRpcResponse | undefined): void {
-    if (this.#init.state !== 'pending') return;
-    const waiters = this.#init.waiters;
-    if (response && !isErrorResponse(response))
-      this.#init = { state: 'done', result: response.result };
-    else this.#init = { state: 'none' };
-    const answer = response ?? errorResponse(0, WIRE.INTERNAL_ERROR, 'initialize did not complete');
-    for (const waiter of waiters) waiter(answer);
   }
 
   #timer(childId: number): NodeJS.Timeout {
@@ -479,6 +519,7 @@ export class Upstream {
     if (pending.sent) this.notify('notifications/cancelled', { requestId: childId, reason });
     clearTimeout(pending.timer);
     this.#pending.delete(childId);
+    pending.account.give(pending.bytes);
     this.#options.onRequestDone?.(
       pending.method,
       'cancelled',
@@ -523,7 +564,7 @@ export class Upstream {
     return errorResponse(childId, WIRE.SERVER_ERROR, `The MCP server process ended (${reason})`);
   }
 
-  #send(message: JsonRpcMessage): void {
-    this.#transport.send(message);
+  #send(message: JsonRpcMessage, account = this.#account): void {
+    this.#transport.send(message, account);
   }
 }

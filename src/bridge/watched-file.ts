@@ -2,7 +2,8 @@
  * A small file the bridge re-reads while it runs: the bearer token (a mounted Secret) and the
  * policy (a mounted ConfigMap). Kubernetes updates such volumes by swapping a symlink, which
  * file watchers miss, so the content is polled. A change that does not parse is refused and
- * logged, and the last good value stays in force.
+ * logged; then the last good value stays in force, or, for a file that `failsClosed` (a token:
+ * deleting or emptying it is how it is revoked), no value is.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -16,6 +17,8 @@ export interface WatchedFileOptions<T> {
   what: string;
   intervalMs?: number;
   onChange?: (value: T) => void;
+  /** A file that cannot be read or parsed leaves no value in force, not the last good one. */
+  failsClosed?: boolean;
 }
 
 export class WatchedFile<T> {
@@ -73,6 +76,11 @@ export class WatchedFile<T> {
   }
 
   #fail(reason: string): void {
+    if (this.#options.failsClosed) {
+      this.#value = undefined;
+      // The same content, once it is back, must load again.
+      this.#text = undefined;
+    }
     if (reason !== this.#error) {
       const kept = this.#value === undefined ? 'none in force' : 'keeping the previous one';
       this.#options.logger.error(

@@ -21,3 +21,16 @@ export const HANDSHAKE_VERSIONS: readonly string[] = [
 
 /** Every revision, newest first (`supportedVersions` of server/discover, error data). */
 export const SUPPORTED_VERSIONS: readonly string[] = [STATELESS_VERSION, ...HANDSHAKE_VERSIONS];
+
+/**
+ * The version to answer a session with when the child already speaks `childVersion` (a shared
+ * child is initialized once): the one asked for when it is a handshake revision not newer than
+ * the child's, else the child's (2025-11-25 basic/lifecycle, "Version Negotiation": the server
+ * answers with the requested version if it supports it, else with another one it supports).
+ */
+export function sessionVersion(requested: unknown, childVersion: unknown): unknown {
+  const known = typeof requested === 'string' && HANDSHAKE_VERSIONS.includes(requested);
+  return known && typeof childVersion === 'string' && requested <= childVersion
+    ? requested
+    : childVersion;
+}

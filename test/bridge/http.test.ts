@@ -3,8 +3,9 @@
  * codes, headers and stream shapes that the SDK client never exercises on purpose.
  */
 
-import { writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   INITIALIZE,
@@ -113,6 +114,61 @@ describe('guards', () => {
     expect(await refused.json()).toMatchObject({
       error: { message: 'The bridge cannot read its token file' },
     });
+  });
+
+  it('revokes the token when its file is deleted, emptied or unreadable: 503, not the old token', async () => {
+    const dir = await tempDir('token');
+    const file = join(dir, 'token');
+    await writeFile(file, 'revocable-token\n');
+    const bridge = await fixtureBridge({ authTokenFile: file });
+    const withToken = () =>
+      post(bridge.url, INITIALIZE, { authorization: 'Bearer revocable-token' });
+    expect((await withToken()).status).toBe(200);
+    const refusedWith = async (what: string) => {
+      const refused = await waitFor(what, async () => {
+        const answer = await withToken();
+        return answer.status === 503 ? answer : undefined;
+      });
+      expect(await refused.json()).toMatchObject({
+        error: { message: 'The bridge cannot read its token file' },
+      });
+    };
+    const servedAgain = () =>
+      waitFor('the token to be back', async () => (await withToken()).status === 200 || undefined);
+
+    await rm(file);
+    await refusedWith('the deleted token file to refuse requests');
+    await writeFile(file, 'revocable-token\n');
+    await servedAgain();
+    await writeFile(file, '');
+    await refusedWith('the emptied token file to refuse requests');
+    await writeFile(file, 'revocable-token\n');
+    await servedAgain();
+    // A directory in its place cannot be read, whoever the bridge runs as.
+    await rm(file);
+    await mkdir(file);
+    await refusedWith('the unreadable token file to refuse requests');
+  });
+
+  it('warns when it listens beyond loopback without a bearer token', async () => {
+    const warnings = async (options: Parameters<typeof fixtureBridge>[0]) => {
+      const lines: { level: number; msg: string; address?: string }[] = [];
+      const write = (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]);
+      await fixtureBridge({ logger: pino({ level: 'warn' }, { write }), ...options });
+      return lines
+        .filter((line) => /bearer token/.test(line.msg))
+        .map(({ level, msg, address }) => ({ level, msg, address }));
+    };
+    expect(await warnings({ host: '0.0.0.0' })).toEqual([
+      {
+        level: 40,
+        address: '0.0.0.0',
+        msg: 'listening beyond loopback without a bearer token: anyone who can reach this address can use the MCP server; set --auth-token-file or $MCP_BRIDGE_AUTH_TOKEN',
+      },
+    ]);
+    expect(await warnings({ host: '0.0.0.0', authToken: 'set' })).toEqual([]);
+    expect(await warnings({ host: '127.0.0.1' })).toEqual([]);
+    expect(await warnings({ host: '::1' })).toEqual([]);
   });
 
   it('answers wrong media types, oversized bodies, bad JSON, batches and non-messages', async () => {
@@ -316,9 +372,11 @@ describe('streams', () => {
       toolCall(5, 'progress', { steps: 20 }, { progressToken: 9 }),
       { 'mcp-session-id': session },
     );
-    // The client reads two progress events, then its connection drops.
-    const seen = await readEvents(response, (event) => event.data.includes('"progress":2'));
-    const last = seen.at(-1)!.id!;
+    // The client reads two progress events, then its connection drops. (On a busy machine the
+    // chunk that carried the second may carry more: the client resumes after the second.)
+    const secondProgress = (event: { data: string }) => event.data.includes('"progress":2');
+    const seen = await readEvents(response, secondProgress);
+    const last = seen.find(secondProgress)!.id!;
 
     const resumed = await fetch(bridge.url, {
       headers: { 'mcp-session-id': session, accept: 'text/event-stream', 'last-event-id': last },

@@ -10,6 +10,7 @@ import {
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
+import { ByteBudget } from '../../src/bridge/budget.ts';
 import type { JsonRpcMessage, RequestId } from '../../src/mcp/jsonrpc.ts';
 import {
   MemoryLauncher,
@@ -25,6 +26,7 @@ function port(id: string) {
   const received: { message: JsonRpcMessage; relatedTo?: RequestId }[] = [];
   const session: SessionPort = {
     id,
+    clientCapabilities: {},
     deliver: (message, relatedTo) => received.push({ message, relatedTo }),
     upstreamClosed: () => received.push({ message: { jsonrpc: '2.0', method: 'closed' } }),
   };
@@ -54,6 +56,7 @@ describe('Upstream over an in-memory pair', () => {
     const upstream = new Upstream(transport, {
       requestTimeoutMs: 1_000,
       logger: testLogger(),
+      budget: new ByteBudget({ session: Infinity, bridge: Infinity }),
     });
     const a = port('a');
     const b = port('b');

@@ -27,7 +27,16 @@ import {
   SERVER_CONTAINER,
 } from '../../src/controller/render/containers.ts';
 import { render } from '../../src/controller/render/render.ts';
-import { connect, NODE, post, SERVERS, textOf, tempDir } from './harness.ts';
+import {
+  connect,
+  INITIALIZE,
+  NODE,
+  post,
+  SERVERS,
+  startTestBridge,
+  tempDir,
+  textOf,
+} from './harness.ts';
 import { waitFor } from '../support/wait.ts';
 import {
   assetDir,
@@ -136,17 +145,17 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
 
     // SIGTERM: the bridge drains, stops its children through the supervisor and exits 0.
     expect(await bridge.stop()).toBe(0);
+    // Five children at least: the probe's, the three sessions', and the pool's last refill.
+    const left = async () =>
+      (await readdir(supervisor.dir)).filter((name) => /\.(in|out|pid)$/.test(name));
     await waitFor(
-      'the children to be stopped',
-      () =>
-        supervisor.log.filter((line) => /: (stopped|exited)/.test(line)).length >= 4
-          ? true
-          : undefined,
+      'every child to be stopped and its FIFOs removed',
+      async () => ((await left()).length === 0 ? true : undefined),
       { timeoutMs: 30_000 },
     );
-    expect((await readdir(supervisor.dir)).filter((name) => /\.(in|out|pid)$/.test(name))).toEqual(
-      [],
-    );
+    expect(
+      supervisor.log.filter((line) => /: (stopped|exited)/.test(line)).length,
+    ).toBeGreaterThanOrEqual(5);
   });
 
   it('leaves nothing of a session closed through the bridge, even of a server deaf to SIGTERM and stdin EOF', async () => {
@@ -195,6 +204,32 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
     expect((await post(bridge.url, ping, { 'mcp-session-id': sessionId })).status).toBe(404);
     expect(await within('stopping the bridge', 20_000, bridge.stop())).toBe(0);
+  });
+
+  it('holds --max-sessions when many clients initialize at once', async () => {
+    const supervisor = await startSupervisor(SERVERS.misbehaving());
+    const bridge = await startTestBridge({ supervisorDir: supervisor.dir, maxSessions: 2 });
+    await bridge.probed;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post(bridge.url, INITIALIZE)),
+    );
+    const statuses = Object.groupBy(answers, (answer) => answer.status);
+    expect({ ok: statuses[200]?.length, refused: statuses[503]?.length }).toEqual({
+      ok: 2,
+      refused: 18,
+    });
+    for (const answer of statuses[503]!) {
+      const body = (await answer.json()) as { id: unknown; error: { message: string } };
+      expect(body.id).toBe(1);
+      expect(body.error.message).toMatch(/Too many sessions: the limit of 2 is reached/);
+    }
+    // The supervisor runs a child per session, none for the refused ones (the probe's has ended).
+    const running = async () =>
+      (await readdir(supervisor.dir)).filter((name) => name.endsWith('.pid')).length;
+    await waitFor(
+      "only the sessions' children to run",
+      async () => (await running()) === 2 || undefined,
+    );
   });
 
   it('runs the containers the controller renders for a stdio MCPServer', async () => {

@@ -15,7 +15,17 @@ import { parsePolicy, type BridgePolicy } from '../../src/tools/policy.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { discover } from '../../src/discovery/client.ts';
 import { toolDigest, type Digest } from '../../src/tools/digest.ts';
-import { connect, SERVERS, startTestBridge, textOf, tempDir } from './harness.ts';
+import {
+  connect,
+  messagesOf,
+  post,
+  rawSession,
+  SERVERS,
+  startTestBridge,
+  tempDir,
+  textOf,
+  toolCall,
+} from './harness.ts';
 import { waitFor } from '../support/wait.ts';
 
 const D = (c: string): Digest => `sha256:${c.repeat(64)}`;
@@ -58,6 +68,9 @@ describe('policy file', () => {
     expect(decide(policy, 'other', D('c'))?.reason).toBe('not-approved');
     expect(decide(policy, 'third', D('c'))?.reason).toBe('not-allowed');
     expect(decide(policy, 'echo', undefined)?.reason).toBe('unknown-tool');
+    // A list that could not be read names nothing; the allowlist still decides on its own.
+    expect(decide(policy, 'echo', undefined, '-32603 down')?.reason).toBe('unverifiable');
+    expect(decide(policy, 'third', undefined, '-32603 down')?.reason).toBe('not-allowed');
     expect(decide(undefined, 'echo', D('a'))?.reason).toBe('policy-unavailable');
     expect(decide({ allow: ['echo'] }, 'echo', D('f'))).toBeUndefined();
   });
@@ -209,6 +222,120 @@ describe('enforcement in the bridge', () => {
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
     const refused = await refusal(client.callTool({ name: 'crash', arguments: {} }));
     expect(refused.data).toEqual({ reason: 'not-approved', tool: 'crash' });
+    await client.close();
+  });
+});
+
+/** One raw request in a session; its answer (JSON or SSE) as the messages it holds. */
+async function ask(url: string, session: string, message: unknown) {
+  return messagesOf(await post(url, message, { 'mcp-session-id': session }));
+}
+
+describe('the gate fails closed', () => {
+  it('refuses a tools/call whose name is not a string, or that has no name', async () => {
+    const file = await policyFile({ allow: ['echo'] });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    const session = await rawSession(bridge.url);
+    const malformed: [string, Record<string, unknown> | undefined][] = [
+      ['an array', { name: ['stats'], arguments: {} }],
+      ['a number', { name: 7, arguments: {} }],
+      ['null', { name: null }],
+      ['an object', { name: { toString: 'stats' } }],
+      ['missing', { arguments: {} }],
+      ['no params at all', undefined],
+    ];
+    for (const [what, params] of malformed) {
+      const request = { jsonrpc: '2.0', id: what, method: 'tools/call', ...(params && { params }) };
+      expect(await ask(bridge.url, session, request), what).toEqual([
+        {
+          jsonrpc: '2.0',
+          id: what,
+          error: {
+            code: -32602,
+            message: 'Tool call refused by the bridge policy: params.name must be a string',
+            data: { reason: 'invalid-call' },
+          },
+        },
+      ]);
+    }
+    // None of them reached the child, which would have run `stats` for ["stats"].
+    const [echo] = await ask(bridge.url, session, toolCall(9, 'echo', { text: 'alive' }));
+    expect(echo).toMatchObject({ result: { content: [{ text: 'alive' }] } });
+    expect(await bridge.metrics.registry.metrics()).toMatch(
+      /mcp_bridge_policy_denials_total\{reason="invalid-call"\} 6/,
+    );
+  });
+
+  it('refuses a tools/call sent as a notification, so a hidden tool cannot run that way', async () => {
+    const file = await policyFile({ allow: ['echo'] });
+    const bridge = await startTestBridge({
+      // A careless server that runs a tools/call even without an id.
+      command: SERVERS.misbehaving('--calls-without-id'),
+      policyFile: file,
+    });
+    const session = await rawSession(bridge.url);
+    const sneaked = await post(
+      bridge.url,
+      { jsonrpc: '2.0', method: 'tools/call', params: { name: 'crash', arguments: {} } },
+      { 'mcp-session-id': session },
+    );
+    expect(sneaked.status).toBe(400);
+    expect(await sneaked.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message:
+          'Invalid Request: tools/call must be a request (with an id), so the bridge policy can screen it',
+        data: { reason: 'invalid-call' },
+      },
+    });
+    // `crash` would have ended the child, and the session with it.
+    const [echo] = await ask(bridge.url, session, toolCall(1, 'echo', { text: 'alive' }));
+    expect(echo).toMatchObject({ result: { content: [{ text: 'alive' }] } });
+  });
+
+  it('refuses calls, instead of trusting the last list, when the MCP server cannot list its tools', async () => {
+    const digests = await currentDigests();
+    const file = await policyFile({
+      approved: ['echo', 'fail-tools-list'].map((name) => ({ name, digest: digests.get(name)! })),
+    });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    const client = await connect(bridge.url);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'listed' } }))).toBe(
+      'listed',
+    );
+    // The server announces a change and then cannot say what its tools are.
+    await client.callTool({ name: 'fail-tools-list', arguments: {} });
+    const refused = await refusal(client.callTool({ name: 'echo', arguments: { text: 'stale' } }));
+    expect(refused.code).toBe(-32602);
+    expect(refused.data).toEqual({ reason: 'unverifiable', tool: 'echo' });
+    expect(refused.message).toMatch(
+      /Tool "echo" is refused by the bridge policy: the MCP server's tool list could not be read \(-32603 the tool registry is unavailable\)/,
+    );
+    await client.close();
+  });
+
+  it('survives a tool list with malformed entries, and never shows or calls them', async () => {
+    const file = await policyFile({ allow: ['echo', 'break-tools-list', '7'] });
+    const bridge = await startTestBridge({ command: SERVERS.misbehaving(), policyFile: file });
+    const client = await connect(bridge.url);
+    await client.callTool({ name: 'break-tools-list', arguments: {} });
+    // The bridge lists the tools itself to check this call: null, 42 and {name: 7} are in it.
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'checked' } }))).toBe(
+      'checked',
+    );
+    const session = (client.transport as unknown as { sessionId: string }).sessionId;
+    const [listed] = await ask(bridge.url, session, {
+      jsonrpc: '2.0',
+      id: 'l',
+      method: 'tools/list',
+    });
+    expect(
+      (listed as { result: { tools: { name: unknown }[] } }).result.tools.map((tool) => tool.name),
+    ).toEqual(['echo', 'break-tools-list']);
+    const numeric = await refusal(client.callTool({ name: '7', arguments: {} }));
+    expect(numeric.data).toEqual({ reason: 'unknown-tool', tool: '7' });
     await client.close();
   });
 });

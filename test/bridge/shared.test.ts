@@ -10,6 +10,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import {
   connect,
+  INITIALIZE,
   messagesOf,
   post,
   rawSession,
@@ -28,8 +29,17 @@ interface Stats {
   progressTokens: unknown[];
 }
 
-const sharedBridge = () =>
-  startTestBridge({ sessionMode: 'Shared', command: SERVERS.misbehaving() });
+const sharedBridge = (...args: string[]) =>
+  startTestBridge({ sessionMode: 'Shared', command: SERVERS.misbehaving(...args) });
+
+/** The protocol version a fresh session asking for `version` is answered with. */
+async function negotiated(url: string, version: string): Promise<unknown> {
+  const params = { ...INITIALIZE.params, protocolVersion: version };
+  const answer = (await (await post(url, { ...INITIALIZE, params })).json()) as {
+    result: { protocolVersion: unknown };
+  };
+  return answer.result.protocolVersion;
+}
 
 describe('Shared mode', () => {
   it('initializes the child once and replays its result to later sessions', async () => {
@@ -46,6 +56,28 @@ describe('Shared mode', () => {
     expect(stats.requestIds.every((id) => typeof id === 'number')).toBe(true);
     expect(new Set(stats.requestIds).size).toBe(stats.requestIds.length);
     await Promise.all(clients.map((client) => client.close()));
+  });
+
+  it('negotiates the protocol version with each session, not once for all', async () => {
+    const bridge = await sharedBridge();
+    expect(await negotiated(bridge.url, '2024-11-05')).toBe('2024-11-05');
+    expect(await negotiated(bridge.url, '2025-11-25')).toBe('2025-11-25');
+    expect(await negotiated(bridge.url, '2025-06-18')).toBe('2025-06-18');
+    // A version the bridge does not know: the newest the child speaks, as a server answers.
+    expect(await negotiated(bridge.url, '2099-01-01')).toBe('2025-11-25');
+    const session = await rawSession(bridge.url);
+    const [answer] = await messagesOf(
+      await post(bridge.url, toolCall(1, 'stats'), { 'mcp-session-id': session }),
+    );
+    expect((JSON.parse(textOf((answer as { result: unknown }).result)) as Stats).initialize).toBe(
+      1,
+    );
+  });
+
+  it('offers no session a newer version than the child speaks', async () => {
+    const bridge = await sharedBridge('--newest-version', '2025-03-26');
+    expect(await negotiated(bridge.url, '2025-11-25')).toBe('2025-03-26');
+    expect(await negotiated(bridge.url, '2024-11-05')).toBe('2024-11-05');
   });
 
   it('keeps progress of two sessions using the same token apart', async () => {
@@ -161,6 +193,22 @@ describe('Shared mode', () => {
     await busy;
     await a.close();
     await b.close();
+  });
+
+  it('asks a session only for what it declared: the child gets a refusal instead', async () => {
+    const bridge = await sharedBridge();
+    // The first session declares elicitation; the second, asking later, declares nothing.
+    await connect(bridge.url, { capabilities: { capabilities: { elicitation: { form: {} } } } });
+    const session = await rawSession(bridge.url);
+    const answer = await messagesOf(
+      await post(bridge.url, toolCall(1, 'elicit'), { 'mcp-session-id': session }),
+    );
+    expect(answer).toHaveLength(1); // no elicitation/create reached the client
+    const refusal: unknown = JSON.parse(textOf((answer[0] as { result: unknown }).result));
+    expect(refusal).toEqual({
+      code: -32601,
+      message: 'The client does not support elicitation/create',
+    });
   });
 
   it('shares the state of server-memory between sessions, as one process would', async () => {

@@ -8,6 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { chmod, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ByteBudget } from '../../src/bridge/budget.ts';
 import { CONTROL_FIFO, SUPERVISOR_GRACE_ENV } from '../../src/bridge/pod-contract.ts';
 import type { JsonRpcMessage } from '../../src/mcp/jsonrpc.ts';
 import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
@@ -28,6 +29,9 @@ const fixture = (name: string): string => new URL(`./fixtures/${name}`, import.m
 function launcherFor(dir: string, graceMs = 500): SupervisedLauncher {
   return new SupervisedLauncher({ dir, maxLineBytes: 1024 * 1024, graceMs });
 }
+
+/** The bridge's accounting of what its children have not read; unbounded here. */
+const account = new ByteBudget({ session: Infinity, bridge: Infinity }).account();
 
 /** The pid a fixture announced in its first message. */
 const announcedPid = (message: JsonRpcMessage | undefined): number =>
@@ -166,7 +170,7 @@ describe('supervisor.sh', () => {
     const transport = await launcher.launch();
     const seen = collect(transport);
     await waitFor('the background process to start', () => seen.messages[0]);
-    transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' }, account);
 
     await waitFor('the session to end without a close', () => seen.closed[0], {
       timeoutMs: 10_000,
@@ -192,7 +196,7 @@ describe('supervisor.sh', () => {
     const launcher = launcherFor(supervisor.dir, 10_000);
     const transport = await launcher.launch();
     const seen = collect(transport);
-    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }, account);
     await waitFor('the answer to a ping', () => seen.messages.find((m) => 'id' in m), {
       timeoutMs: 30_000,
     });
@@ -281,7 +285,7 @@ describe('supervisor.sh', () => {
     const launcher = launcherFor(supervisor.dir);
     const transport = await launcher.launch();
     const seen = collect(transport);
-    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }, account);
     await waitFor('the ping answer', () => seen.messages[0]);
     await transport.close();
     await launcher.close();
@@ -301,7 +305,7 @@ describe('supervisor.sh', () => {
     process.kill(-supervisor.process.pid!, 'SIGWINCH');
     const transport = await pending;
     const seen = collect(transport);
-    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }, account);
     await waitFor('the ping answer', () => seen.messages[0]);
     expect(supervisor.process.exitCode).toBeNull();
     await transport.close();
@@ -348,10 +352,11 @@ describe('supervisor.sh', () => {
     // The bridge side as uid 1002: open control, start a child, talk to it over its FIFOs.
     const script = `
       import { SupervisedLauncher } from ${JSON.stringify(new URL('../../src/bridge/supervised.ts', import.meta.url).pathname)};
+      import { ByteBudget } from ${JSON.stringify(new URL('../../src/bridge/budget.ts', import.meta.url).pathname)};
       const launcher = new SupervisedLauncher({ dir: ${JSON.stringify(supervisor.dir)}, maxLineBytes: 65536, graceMs: 2000 });
       const t = await launcher.launch();
       t.attach({ onMessage: (m) => { console.log(JSON.stringify(m)); void t.close().then(() => launcher.close()); }, onBadLine() {}, onClose() {} });
-      t.send({ jsonrpc: '2.0', id: 7, method: 'ping' });`;
+      t.send({ jsonrpc: '2.0', id: 7, method: 'ping' }, new ByteBudget({ session: 1e6, bridge: 1e6 }).account());`;
     const result = spawnSync(
       'setpriv',
       [
