@@ -88,6 +88,7 @@ export class Bridge {
     this.#deps = deps;
     deps.metrics.observe({
       sessions: () => this.#sessions.size,
+      maxSessions: () => config.maxSessions,
       children: () => this.#upstreams.size + (deps.pooled?.() ?? 0),
     });
     const tick = Math.max(100, Math.min(5_000, config.idleTimeoutMs / 4));
@@ -111,7 +112,10 @@ export class Bridge {
 
   /** A new session with its upstream; throws SessionLimitError when the table is full. */
   async openSession(): Promise<Session> {
-    if (this.#sessions.size >= this.config.maxSessions) throw new SessionLimitError();
+    if (this.#sessions.size >= this.config.maxSessions) {
+      this.#deps.metrics.refusals.inc({ bound: 'sessions' });
+      throw new SessionLimitError();
+    }
     const upstream =
       this.config.mode === 'Shared' ? await this.sharedUpstream() : await this.#startUpstream();
     const session = new Session(this.#deps.sessionId?.() ?? randomUUID(), upstream, {
