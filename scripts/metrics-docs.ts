@@ -33,7 +33,7 @@ export const LABEL_BOUNDS: Record<string, string> = {
   server: 'one value per MCPServer (`namespace/name`)',
   severity: '`breaking`, `compatible`, `description-only`',
   result: 'a handful of fixed results',
-  code: "the operator's error codes (`MCPOP_…`) and `UNEXPECTED`",
+  code: "the operator's error codes (`MCPOP_…`, [errors.md](errors.md)) and `UNEXPECTED`",
   verb: 'HTTP verbs, and `WATCH`',
   kind: 'the kinds the operator caches',
   method: 'the methods MCP defines; any other is `other`',
