@@ -37,10 +37,15 @@ export interface Monitoring {
   dashboard: string;
 }
 
-/** Renders the chart with rules and dashboard on; `values` go under `metrics.prometheusRule`. */
+/**
+ * Renders the chart with rules and dashboard on; `ruleValues` go under `metrics.prometheusRule`.
+ * The rules select the operator by its release's metrics Service and namespace (`release`
+ * `ops` in `mcp-system` unless given), as the chart's ServiceMonitor labels it.
+ */
 export async function renderMonitoring(
   helm: Helm,
   ruleValues: Record<string, unknown> = {},
+  { release = 'ops', namespace = 'mcp-system' } = {},
 ): Promise<Monitoring> {
   const objects = await helm.template(
     {
@@ -49,10 +54,13 @@ export async function renderMonitoring(
         dashboard: { enabled: true },
       },
     },
-    { apiVersions: MONITORING_APIS },
+    { release, namespace, apiVersions: MONITORING_APIS },
   );
-  const rule = only(objects, 'PrometheusRule') as unknown as { spec: RuleFile };
-  const dashboard = only(objects, 'ConfigMap', 'ops-mcp-operator-dashboard') as unknown as {
+  const rule = only(objects, 'PrometheusRule') as unknown as {
+    metadata: { name: string };
+    spec: RuleFile;
+  };
+  const dashboard = only(objects, 'ConfigMap', `${rule.metadata.name}-dashboard`) as unknown as {
     data: Record<string, string>;
   };
   return { rules: rule.spec, dashboard: dashboard.data['mcp-operator.json'] ?? '' };
