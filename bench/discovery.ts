@@ -39,7 +39,7 @@ const scheduler = new DiscoveryScheduler({
       const status = { discovery: compactStatus(snapshot), drift: driftStatus(drift) };
       if (statuses.has(key) && !isDeepStrictEqual(statuses.get(key), status)) changes++;
       statuses.set(key, status);
-      return { toolCount: snapshot.tools.length, drifted: false };
+      return { toolCount: snapshot.tools.length, drift: undefined };
     } finally {
       completed++;
       onProgress();

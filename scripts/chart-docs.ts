@@ -2,7 +2,8 @@
  * The configuration reference, generated from what the chart and the controller define:
  * every key of charts/mcp-operator/values.schema.json with its default from values.yaml, and
  * the controller's flags from its own usage text. Written to docs/configuration.md and into the
- * chart README between markers (`npm run docs`; `npm run docs:check` fails when stale).
+ * chart README between markers, with the metrics reference (scripts/metrics-docs.ts) beside them
+ * (`npm run docs`; `npm run docs:check` fails when stale).
  */
 
 import { readFile } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { format, resolveConfig } from 'prettier';
 import { controllerUsage } from '../src/controller/config.ts';
+import { METRICS_DOC, metricCatalog, metricsDoc } from './metrics-docs.ts';
 
 const REPO = join(import.meta.dirname, '..');
 const CHART = join(REPO, 'charts', 'mcp-operator');
@@ -156,6 +158,7 @@ export async function generatedDocs(): Promise<Record<string, string>> {
   const docs = {
     [CONFIGURATION_DOC]: configurationDoc(values),
     [CHART_README]: withValues(readme, values),
+    [METRICS_DOC]: metricsDoc(await metricCatalog()),
   };
   // Formatted as `npm run format` would, so that the formatter check and this one agree.
   const formatted = await Promise.all(

@@ -41,21 +41,38 @@ export interface BridgeMetrics {
   duration: Histogram<'method'>;
   childRestarts: Counter;
   policyDenials: Counter<'reason'>;
+  /** Requests refused because a bound of the bridge was reached, by bound. */
+  refusals: Counter<'bound'>;
   /** Sets the functions the live gauges read when scraped. */
-  observe(sources: { sessions: () => number; children: () => number }): void;
+  observe(sources: GaugeSources): void;
   requestDone(method: string, outcome: Outcome, seconds: number): void;
+}
+
+interface GaugeSources {
+  sessions: () => number;
+  /** The configured bound (--max-sessions). */
+  maxSessions: () => number;
+  children: () => number;
 }
 
 export function createMetrics(): BridgeMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'mcp_bridge_' });
-  let sources = { sessions: () => 0, children: () => 0 };
+  let sources: GaugeSources = { sessions: () => 0, maxSessions: () => 0, children: () => 0 };
   new Gauge({
     name: 'mcp_bridge_sessions',
     help: 'Open MCP sessions.',
     registers: [registry],
     collect() {
       this.set(sources.sessions());
+    },
+  });
+  new Gauge({
+    name: 'mcp_bridge_sessions_max',
+    help: 'The most MCP sessions this bridge opens (--max-sessions); new ones are refused beyond it.',
+    registers: [registry],
+    collect() {
+      this.set(sources.maxSessions());
     },
   });
   new Gauge({
@@ -90,8 +107,15 @@ export function createMetrics(): BridgeMetrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const refusals = new Counter({
+    name: 'mcp_bridge_refusals_total',
+    help: 'Requests refused because a bound of the bridge was reached, by bound (sessions: --max-sessions).',
+    labelNames: ['bound'] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    refusals,
     requests,
     duration,
     childRestarts,

@@ -108,6 +108,7 @@ export class Bridge {
     this.#deps = deps;
     deps.metrics.observe({
       sessions: () => this.#sessions.size,
+      maxSessions: () => config.maxSessions,
       children: () => this.#upstreams.size + (deps.pooled?.() ?? 0),
     });
     const tick = Math.max(100, Math.min(5_000, config.idleTimeoutMs / 4));
@@ -139,8 +140,10 @@ export class Bridge {
    * cold `npx`) for many requests to pass a check made before it.
    */
   async openSession(): Promise<Session> {
-    if (this.#sessions.size + this.#opening >= this.config.maxSessions)
+    if (this.#sessions.size + this.#opening >= this.config.maxSessions) {
+      this.#deps.metrics.refusals.inc({ bound: 'sessions' });
       throw new SessionLimitError();
+    }
     this.#opening++;
     let upstream: Upstream;
     try {

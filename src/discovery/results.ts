@@ -42,6 +42,7 @@ export class ResultStore {
   readonly #results = new Map<string, ServerResult>();
   readonly #lastAttempt: Gauge<'server'> | undefined;
   readonly #lastSuccess: Gauge<'server'> | undefined;
+  readonly #failingSince: Gauge<'server'> | undefined;
 
   constructor(registry?: Registry) {
     if (registry === undefined) return;
@@ -57,6 +58,13 @@ export class ResultStore {
       labelNames: ['server'],
       registers: [registry],
     });
+    // A server that never succeeded has no last success; this gives it, too, a start to count from.
+    this.#failingSince = new Gauge({
+      name: 'mcp_operator_discovery_failing_since_timestamp_seconds',
+      help: 'Unix time of the first of the failed discovery runs since the last success of each server; absent while its last run succeeded.',
+      labelNames: ['server'],
+      registers: [registry],
+    });
   }
 
   get(key: string): ServerResult | undefined {
@@ -67,18 +75,22 @@ export class ResultStore {
     this.#results.set(key, { generation, attemptAt: success.at, success, failure: undefined });
     this.#lastAttempt?.set({ server: key }, success.at.getTime() / 1000);
     this.#lastSuccess?.set({ server: key }, success.at.getTime() / 1000);
+    this.#failingSince?.remove({ server: key });
   }
 
   failed(key: string, generation: number, at: Date, failure: Failure): void {
-    const success = this.#results.get(key)?.success;
-    this.#results.set(key, { generation, attemptAt: at, success, failure });
+    const previous = this.#results.get(key);
+    this.#results.set(key, { generation, attemptAt: at, success: previous?.success, failure });
     this.#lastAttempt?.set({ server: key }, at.getTime() / 1000);
+    if (previous?.failure === undefined)
+      this.#failingSince?.set({ server: key }, at.getTime() / 1000);
   }
 
   forget(key: string): void {
     this.#results.delete(key);
     this.#lastAttempt?.remove({ server: key });
     this.#lastSuccess?.remove({ server: key });
+    this.#failingSince?.remove({ server: key });
   }
 
   clear(): void {

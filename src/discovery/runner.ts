@@ -15,6 +15,7 @@ import type { Dispatcher } from 'undici';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import type { DriftSeverity } from '../api/v1alpha1/mcpserver.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
 import { needsDiscoveryToken } from '../api/v1alpha1/spec.ts';
@@ -22,7 +23,7 @@ import { objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
 import { discover } from './client.ts';
-import { computeDrift, isDrifted } from '../tools/drift.ts';
+import { computeDrift, serverDriftSeverity } from '../tools/drift.ts';
 import { sentence } from '../tools/format.ts';
 import { displayUrl } from './http.ts';
 import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
@@ -87,7 +88,7 @@ export class DiscoveryRunner {
       this.#o.results.succeeded(key, generation, { at, url: displayUrl(url), snapshot, stored });
       return {
         toolCount: snapshot.tools.length,
-        drifted: await this.#drifted(key, server, snapshot),
+        drift: await this.#drift(key, server, snapshot),
       };
     } catch (error) {
       if (!removed(signal)) this.#o.results.failed(key, generation, at, failureOf(error));
@@ -195,15 +196,21 @@ export class DiscoveryRunner {
     return { fits: true, configMap: name };
   }
 
-  /** For the drifted-servers gauge; the reconcile pass computes the same drift for status. */
-  async #drifted(key: string, server: StoredMCPServer, snapshot: Snapshot): Promise<boolean> {
+  /** For the drift gauges; the reconcile pass computes the same drift for status. */
+  async #drift(
+    key: string,
+    server: StoredMCPServer,
+    snapshot: Snapshot,
+  ): Promise<DriftSeverity | undefined> {
     try {
       const baseline = await this.#o.baselines.resolve(key, server);
-      if (baseline.kind !== 'tools') return false;
-      return isDrifted(computeDrift(snapshot.tools, baseline.tools, server.spec.tools?.allow));
+      if (baseline.kind !== 'tools') return undefined;
+      return serverDriftSeverity(
+        computeDrift(snapshot.tools, baseline.tools, server.spec.tools?.allow),
+      );
     } catch {
       // The reconcile pass reports an unreadable baseline; a gauge is not worth a failed run.
-      return false;
+      return undefined;
     }
   }
 }

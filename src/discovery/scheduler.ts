@@ -15,6 +15,7 @@
  * Time comes from an injectable clock, randomness from an injectable source (tests drive both).
  */
 
+import type { DriftSeverity } from '../api/v1alpha1/mcpserver.ts';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { OperatorError, operatorError } from '../errors.ts';
 
@@ -36,7 +37,8 @@ export const systemClock: Clock = {
 /** What a run found, for the metrics. */
 export interface RunOutcome {
   toolCount: number;
-  drifted: boolean;
+  /** The drift's severity as a whole; undefined when the tools match the baseline. */
+  drift: DriftSeverity | undefined;
 }
 
 export interface ServerSettings {
@@ -101,6 +103,7 @@ export class DiscoveryScheduler {
 
   /** Add a server (it runs right away) or change its settings (used from its next run on). */
   upsert(key: string, settings: ServerSettings): void {
+    this.#metrics?.configured(key, settings);
     const entry = this.#entries.get(key);
     if (entry !== undefined) {
       entry.settings = settings;
@@ -261,13 +264,17 @@ function definedOnly<T extends object>(options: T): Partial<T> {
 
 /**
  * Discovery metrics (names as in src/controller/metrics.ts: `mcp_operator_` prefix, base units).
- * Tools per server carry the server key as a label: one series per MCPServer.
+ * Per-server series carry the server key (`namespace/name`) as their one label, so there is one
+ * series per MCPServer (a drifted one has one more, labelled by one of three severities); tool
+ * names are never labels.
  */
 class SchedulerMetrics {
   readonly #duration: Histogram<'result'>;
   readonly #errors: Counter<'code'>;
   readonly #tools: Gauge<'server'>;
-  readonly #drifted = new Set<string>();
+  readonly #interval: Gauge<'server'>;
+  readonly #drift: Gauge<'server' | 'severity'>;
+  readonly #drifted = new Map<string, DriftSeverity>();
 
   constructor(registry: Registry, scheduler: DiscoveryScheduler) {
     const registers = [registry];
@@ -289,6 +296,18 @@ class SchedulerMetrics {
       name: 'mcp_operator_server_tools',
       help: 'Tools the server listed at its last successful discovery.',
       labelNames: ['server'],
+      registers,
+    });
+    this.#interval = new Gauge({
+      name: 'mcp_operator_discovery_interval_seconds',
+      help: "The server's discovery interval (spec.discovery.interval): alerts count missed runs in it.",
+      labelNames: ['server'],
+      registers,
+    });
+    this.#drift = new Gauge({
+      name: 'mcp_operator_server_drift',
+      help: "1 while the server drifts from its approved tools, by the drift's worst severity (breaking, compatible, description-only); absent without drift.",
+      labelNames: ['server', 'severity'],
       registers,
     });
     new Gauge({
@@ -317,11 +336,26 @@ class SchedulerMetrics {
     });
   }
 
+  configured(key: string, settings: ServerSettings): void {
+    this.#interval.set({ server: key }, settings.intervalMs / 1000);
+  }
+
   succeeded(key: string, seconds: number, outcome: RunOutcome): void {
     this.#duration.observe({ result: 'success' }, seconds);
     this.#tools.set({ server: key }, outcome.toolCount);
-    if (outcome.drifted) this.#drifted.add(key);
-    else this.#drifted.delete(key);
+    this.#setDrift(key, outcome.drift);
+  }
+
+  #setDrift(key: string, severity: DriftSeverity | undefined): void {
+    const before = this.#drifted.get(key);
+    if (before === severity) return;
+    if (before !== undefined) this.#drift.remove({ server: key, severity: before });
+    if (severity === undefined) {
+      this.#drifted.delete(key);
+      return;
+    }
+    this.#drifted.set(key, severity);
+    this.#drift.set({ server: key, severity }, 1);
   }
 
   failed(seconds: number, error: unknown): void {
@@ -331,6 +365,7 @@ class SchedulerMetrics {
 
   forget(key: string): void {
     this.#tools.remove({ server: key });
-    this.#drifted.delete(key);
+    this.#interval.remove({ server: key });
+    this.#setDrift(key, undefined);
   }
 }

@@ -100,6 +100,17 @@ export function isDrifted(drift: Drift): boolean {
   );
 }
 
+/**
+ * The severity of a server's drift as a whole, for alerting: its worst changed tool, with a
+ * removed tool or a missing allowed one as breaking (calls to it now fail) and an added tool or
+ * an invalid name as compatible (nothing that worked stops working). Undefined without drift.
+ */
+export function serverDriftSeverity(drift: Drift): DriftSeverity | undefined {
+  const lost = drift.removed.length + drift.missingAllowed.length > 0 ? ['breaking' as const] : [];
+  const gained = drift.added.length + drift.invalidNames.length > 0 ? ['compatible' as const] : [];
+  return highest([...drift.changed.map((c) => c.severity), ...lost, ...gained]);
+}
+
 /** The `status.drift` form; `since` is the caller's (it knows when drift first appeared). */
 export function driftStatus(drift: Drift): Omit<DriftStatus, 'since'> {
   return {

@@ -81,7 +81,7 @@ describe('PerSession bridge in front of server-everything', () => {
     );
   });
 
-  it('refuses sessions over the limit with a clear 503, and serves again when one ends', async () => {
+  it('refuses sessions over the limit with a clear 503 and counts it, and serves again when one ends', async () => {
     const bridge = await startTestBridge({ command: SERVERS.misbehaving(), maxSessions: 2 });
     const first = await rawSession(bridge.url);
     await rawSession(bridge.url);
@@ -96,6 +96,11 @@ describe('PerSession bridge in front of server-everything', () => {
     const body = (await refused.json()) as { id: number; error: { message: string } };
     expect(body.id).toBe(1);
     expect(body.error.message).toMatch(/Too many sessions: the limit of 2 is reached/);
+    // What the saturation alert reads: the bound, the sessions at it, and the refusal.
+    const metrics = await bridge.metrics.registry.metrics();
+    expect(metrics).toMatch(/^mcp_bridge_sessions 2$/m);
+    expect(metrics).toMatch(/^mcp_bridge_sessions_max 2$/m);
+    expect(metrics).toMatch(/^mcp_bridge_refusals_total\{bound="sessions"\} 1$/m);
 
     await fetch(bridge.url, { method: 'DELETE', headers: { 'mcp-session-id': first } });
     await rawSession(bridge.url);

@@ -270,6 +270,61 @@ describe('helm template, other value sets', () => {
   });
 });
 
+describe('monitoring, when asked', () => {
+  it('a PodMonitor scrapes the bridge of every stdio MCPServer, labelled with its name', async () => {
+    const objects = await helm.template(
+      { metrics: { bridgePodMonitor: { enabled: true, labels: { release: 'prometheus' } } } },
+      { apiVersions: ['monitoring.coreos.com/v1/PodMonitor'] },
+    );
+    const monitor = only(objects, 'PodMonitor');
+    expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' });
+    expect(monitor.spec).toMatchObject({
+      namespaceSelector: { any: true },
+      selector: {
+        matchLabels: {
+          'app.kubernetes.io/name': 'mcp-server',
+          'app.kubernetes.io/managed-by': 'mcp-operator',
+        },
+      },
+      podMetricsEndpoints: [
+        {
+          port: 'mcp',
+          path: '/metrics',
+          relabelings: [
+            {
+              sourceLabels: ['__meta_kubernetes_pod_container_name'],
+              regex: 'bridge',
+              action: 'keep',
+            },
+            {
+              sourceLabels: ['__meta_kubernetes_pod_label_app_kubernetes_io_instance'],
+              targetLabel: 'mcpserver',
+            },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('the dashboard ConfigMap carries the Grafana sidecar label, in the namespace asked for', async () => {
+    const objects = await helm.template({
+      metrics: { dashboard: { enabled: true, namespace: 'grafana' } },
+    });
+    const dashboard = only(objects, 'ConfigMap', `${FULLNAME}-dashboard`);
+    expect(dashboard.metadata.namespace).toBe('grafana');
+    expect(dashboard.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    const data = (dashboard as unknown as { data: Record<string, string> }).data;
+    expect(JSON.parse(data['mcp-operator.json']!)).toMatchObject({ title: 'MCP servers' });
+  });
+
+  it('renders none of it by default', async () => {
+    const kinds = (await helm.template({})).map((o) => o.kind);
+    expect(kinds).not.toContain('PrometheusRule');
+    expect(kinds).not.toContain('PodMonitor');
+    expect(kinds).not.toContain('ConfigMap');
+  });
+});
+
 describe('invalid values are refused with a message that names the mistake', () => {
   const cases: [string, unknown, string][] = [
     ['a misspelt key', { imagee: { tag: '1' } }, "additional properties 'imagee' not allowed"],
@@ -310,6 +365,26 @@ describe('invalid values are refused with a message that names the mistake', () 
       'a ServiceMonitor in a cluster without the Prometheus operator',
       { metrics: { serviceMonitor: { enabled: true } } },
       "metrics.serviceMonitor.enabled needs the Prometheus operator's ServiceMonitor CRD",
+    ],
+    [
+      'alert rules in a cluster without the Prometheus operator',
+      { metrics: { prometheusRule: { enabled: true } } },
+      "metrics.prometheusRule.enabled needs the Prometheus operator's PrometheusRule CRD",
+    ],
+    [
+      'a bridge PodMonitor in a cluster without the Prometheus operator',
+      { metrics: { bridgePodMonitor: { enabled: true } } },
+      "metrics.bridgePodMonitor.enabled needs the Prometheus operator's PodMonitor CRD",
+    ],
+    [
+      'an alert delay Prometheus cannot read',
+      { metrics: { prometheusRule: { toolsDrifted: { for: '1.5m' } } } },
+      "at '/metrics/prometheusRule/toolsDrifted/for'",
+    ],
+    [
+      'an unknown alert severity',
+      { metrics: { prometheusRule: { operatorAbsent: { severity: 'page' } } } },
+      "at '/metrics/prometheusRule/operatorAbsent/severity'",
     ],
     [
       'an existing ServiceAccount without its name',

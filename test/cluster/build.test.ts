@@ -24,6 +24,9 @@ describe('ensureBinaries', () => {
     expect(basename(await cacheDir('kubernetes'))).toMatch(
       /^kubernetes-v1\.\d+\.\d+-[0-9a-f]{12}$/,
     );
+    expect(basename(await cacheDir('prometheus'))).toMatch(
+      /^prometheus-v0\.3\d\d\.\d+-[0-9a-f]{12}$/,
+    );
   });
 
   it('uses cached binaries without building, and removes builds abandoned by a dead process', async () => {

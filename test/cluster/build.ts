@@ -30,7 +30,9 @@ export type BinaryName =
   | 'kubelet'
   | 'kube-proxy'
   | 'kubectl'
-  | 'coredns';
+  | 'coredns'
+  | 'prometheus'
+  | 'promtool';
 
 export type Binaries = Record<BinaryName, string>;
 
@@ -42,6 +44,8 @@ interface Recipe {
   module: string;
   binaries: Partial<Record<BinaryName, string>>;
   ldflags: (goMod: string) => string[];
+  /** Go build tags, when the module's own release build uses some. */
+  tags?: string[];
   /** Files copied from the named module's source into `<dir>/<to>` next to the binaries. */
   extras?: { module: string; to: string; files: string[] };
 }
@@ -69,6 +73,23 @@ function kubernetesLdflags(goMod: string): string[] {
     `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
     `-X k8s.io/client-go/pkg/version.gitMajor=${major}`,
     `-X k8s.io/client-go/pkg/version.gitMinor=${minor}`,
+  ];
+}
+
+/**
+ * Prometheus publishes its Go module as v0.3MM.P for release 3.MM.P; its release build (.promu.yml)
+ * stamps that release into prometheus/common's version package, which `--version` and the
+ * `prometheus_build_info` metric report.
+ */
+function prometheusLdflags(goMod: string): string[] {
+  const moduleVersionMatch = /^v0\.3(\d\d)\.(\d+)$/.exec(
+    moduleVersion(goMod, 'github.com/prometheus/prometheus'),
+  );
+  if (moduleVersionMatch === null) throw new Error('not a Prometheus 3 module version');
+  const [, minor, patch] = moduleVersionMatch;
+  return [
+    `-X github.com/prometheus/common/version.Version=3.${Number(minor)}.${patch}`,
+    '-X github.com/prometheus/common/version.Branch=HEAD',
   ];
 }
 
@@ -130,6 +151,19 @@ const RECIPES = {
       ];
     },
   },
+  // Alert rule tests (promtool) and a real scrape (prometheus). Of the service discovery plugins
+  // only Kubernetes' is built (upstream's remove_all_sd/enable_*_sd tags): it is what the chart's
+  // ServiceMonitor stands for, and the others would double a build that is already long. No
+  // builtinassets: the web UI's assets come from an npm build that the Go module does not ship.
+  prometheus: {
+    module: 'github.com/prometheus/prometheus',
+    binaries: {
+      prometheus: 'github.com/prometheus/prometheus/cmd/prometheus',
+      promtool: 'github.com/prometheus/prometheus/cmd/promtool',
+    },
+    ldflags: prometheusLdflags,
+    tags: ['netgo', 'remove_all_sd', 'enable_kubernetes_sd'],
+  },
 } satisfies Record<string, Recipe>;
 
 /** A wrapper module in test/cluster/go/. */
@@ -181,7 +215,16 @@ async function plan(component: string, recipe: Recipe, binRoot: string): Promise
   const hash = createHash('sha256')
     .update(goMod)
     .update(goSum)
-    .update(JSON.stringify([GO_BUILD_FLAGS, recipe.binaries, recipe.ldflags(goMod), recipe.extras]))
+    .update(
+      JSON.stringify([
+        GO_BUILD_FLAGS,
+        recipe.binaries,
+        recipe.ldflags(goMod),
+        recipe.extras,
+        // Only when set, so that adding tags to the recipe format kept every cached build's key.
+        ...(recipe.tags === undefined ? [] : [recipe.tags]),
+      ]),
+    )
     .digest('hex')
     .slice(0, 12);
   return {
@@ -209,6 +252,8 @@ const ALL: readonly BinaryName[] = [
   'kube-proxy',
   'kubectl',
   'coredns',
+  'prometheus',
+  'promtool',
 ];
 
 /**
@@ -246,12 +291,13 @@ async function build(p: Plan, log: Log): Promise<void> {
   try {
     const cwd = join(GO_DIR, p.recipe.goDir ?? p.component);
     const ldflags = ['-s', '-w', ...p.recipe.ldflags(p.goMod)].join(' ');
+    const tags = p.recipe.tags === undefined ? [] : ['-tags', p.recipe.tags.join(',')];
     for (const [name, pkg] of Object.entries(p.recipe.binaries)) {
       const started = Date.now();
       log(`${name} ${p.version}: building (a cold build takes minutes)`);
       await runGo(
         go,
-        ['build', ...GO_BUILD_FLAGS, '-ldflags', ldflags, '-o', join(tmp, name), pkg],
+        ['build', ...GO_BUILD_FLAGS, ...tags, '-ldflags', ldflags, '-o', join(tmp, name), pkg],
         cwd,
         () => log(`${name} ${p.version}: still building, ${elapsed(started)}`),
       );

@@ -67,14 +67,17 @@ function harness(options: Partial<SchedulerOptions> = {}) {
       calls.push({ key, at: clock.now(), signal });
       switch (behaviour.get(key) ?? 'ok') {
         case 'ok':
-          return Promise.resolve({ toolCount: 3, drifted: key.includes('drifted') });
+          return Promise.resolve({
+            toolCount: 3,
+            drift: key.includes('drifted') ? 'description-only' : undefined,
+          });
         case 'fail':
           return Promise.reject(operatorError('MCPOP_DISCOVERY_UNREACHABLE', key, 'ECONNREFUSED'));
         case 'hang':
           return new Promise(() => undefined);
         case 'slow':
           return new Promise((resolve) =>
-            clock.setTimer(() => resolve({ toolCount: 1, drifted: false }), 1000),
+            clock.setTimer(() => resolve({ toolCount: 1, drift: undefined }), 1000),
           );
       }
     },
@@ -227,7 +230,7 @@ describe('DiscoveryScheduler', () => {
     expect(scheduler.running).toBe(0);
   });
 
-  it('exports duration, errors by code, tools per server and drifted servers', async () => {
+  it('exports duration, errors by code, and per server its tools, interval and drift', async () => {
     const { clock, behaviour, scheduler, registry } = harness();
     behaviour.set('down', 'fail');
     scheduler.upsert('ns/drifted-one', settings);
@@ -242,10 +245,43 @@ describe('DiscoveryScheduler', () => {
     );
     expect(text).toContain('mcp_operator_server_tools{server="ns/clean"} 3');
     expect(text).toContain('mcp_operator_drifted_servers 1');
+    expect(text).toContain('mcp_operator_discovery_interval_seconds{server="ns/clean"} 300');
+    expect(text).toContain(
+      'mcp_operator_server_drift{server="ns/drifted-one",severity="description-only"} 1',
+    );
+    expect(text).not.toContain('mcp_operator_server_drift{server="ns/clean"');
     scheduler.remove('ns/drifted-one');
     const after = await registry.metrics();
     expect(after).not.toContain('server="ns/drifted-one"');
     expect(after).toContain('mcp_operator_drifted_servers 0');
+    await scheduler.stop();
+  });
+
+  it('keeps one drift series per server, moving it when the severity changes', async () => {
+    const severities: RunOutcome['drift'][] = ['description-only', 'breaking', undefined];
+    const registry = new Registry();
+    const clock = new FakeClock();
+    const scheduler = new DiscoveryScheduler({
+      clock,
+      random: () => 0.5,
+      registry,
+      discover: () => Promise.resolve({ toolCount: 1, drift: severities.shift() }),
+    });
+    const driftLines = async () =>
+      (await registry.metrics())
+        .split('\n')
+        .filter((l) => l.startsWith('mcp_operator_server_drift{'));
+    scheduler.upsert('ns/a', settings);
+    await clock.advance(0);
+    expect(await driftLines()).toEqual([
+      'mcp_operator_server_drift{server="ns/a",severity="description-only"} 1',
+    ]);
+    await clock.advance(settings.intervalMs);
+    expect(await driftLines()).toEqual([
+      'mcp_operator_server_drift{server="ns/a",severity="breaking"} 1',
+    ]);
+    await clock.advance(settings.intervalMs);
+    expect(await driftLines()).toEqual([]);
     await scheduler.stop();
   });
 });
