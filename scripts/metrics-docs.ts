@@ -39,7 +39,7 @@ export const LABEL_BOUNDS: Record<string, string> = {
   method: 'the methods MCP defines; any other is `other`',
   outcome: '`ok`, `error`, `timeout`, `cancelled`, `child_exit`, `refused`',
   reason: 'the policy reasons (docs/bridge.md)',
-  bound: 'the bridge bounds (`sessions`, …)',
+  bound: 'the bridge bounds: `sessions`, `session_bytes`, `bridge_bytes`',
   type: 'Node.js resource types (prom-client)',
   space: 'V8 heap spaces (prom-client)',
   version: 'the one Node.js version of the process (prom-client)',

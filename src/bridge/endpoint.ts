@@ -203,6 +203,7 @@ async function readBudgeted(
  */
 function replyOverBudget(ctx: EndpointContext, res: ServerResponse, error: OverBudget): void {
   const { limits } = ctx.bridge.budget;
+  ctx.bridge.countRefusal(error.bound === 'session' ? 'session_bytes' : 'bridge_bytes');
   const [status, where, limit] =
     error.bound === 'session'
       ? [429, 'the MCP server in this session', limits.session]

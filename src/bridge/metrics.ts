@@ -35,6 +35,9 @@ const KNOWN_METHODS = new Set([
 export const methodLabel = (method: string): string =>
   KNOWN_METHODS.has(method) ? method : 'other';
 
+/** The bounds whose refusals are counted: a fixed set, so the label stays small. */
+export type RefusalBound = 'sessions' | 'session_bytes' | 'bridge_bytes';
+
 export interface BridgeMetrics {
   registry: Registry;
   requests: Counter<'method' | 'outcome'>;
@@ -109,7 +112,7 @@ export function createMetrics(): BridgeMetrics {
   });
   const refusals = new Counter({
     name: 'mcp_bridge_refusals_total',
-    help: 'Requests refused because a bound of the bridge was reached, by bound (sessions: --max-sessions).',
+    help: 'Requests refused because a bound of the bridge was reached, by bound (sessions: --max-sessions; session_bytes: what one session has waiting for its child, 429; bridge_bytes: what all sessions have, 503).',
     labelNames: ['bound'] as const,
     registers: [registry],
   });

@@ -10,7 +10,7 @@ import type { ByteBudget } from './budget.ts';
 import type { SessionMode } from './pod-contract.ts';
 import { isErrorResponse } from '../mcp/jsonrpc.ts';
 import { LATEST_HANDSHAKE_VERSION } from '../mcp/versions.ts';
-import type { BridgeMetrics } from './metrics.ts';
+import type { BridgeMetrics, RefusalBound } from './metrics.ts';
 import { Session } from './session.ts';
 import type { Launcher } from './transport.ts';
 import { Upstream, type UpstreamHooks } from './upstream.ts';
@@ -134,6 +134,11 @@ export class Bridge {
     return this.#sessions.get(id);
   }
 
+  /** Counts a request refused because `bound` was reached (the saturation alert reads it). */
+  countRefusal(bound: RefusalBound): void {
+    this.#deps.metrics.refusals.inc({ bound });
+  }
+
   /**
    * A new session with its upstream; throws SessionLimitError when the table is full. The slot
    * is taken before the child is awaited: starting one takes long enough (the supervisor, a
@@ -141,7 +146,7 @@ export class Bridge {
    */
   async openSession(): Promise<Session> {
     if (this.#sessions.size + this.#opening >= this.config.maxSessions) {
-      this.#deps.metrics.refusals.inc({ bound: 'sessions' });
+      this.countRefusal('sessions');
       throw new SessionLimitError();
     }
     this.#opening++;

@@ -260,6 +260,10 @@ describe('backpressure toward the child', { timeout: 120_000 }, () => {
       const again = await post(bridge.url, bigNotification(60_000), { 'mcp-session-id': stuck });
       expect(again.status).toBe(429);
       await again.text();
+      // Counted, so the saturation alert sees it.
+      expect(await bridge.metrics.registry.metrics()).toMatch(
+        /^mcp_bridge_refusals_total\{bound="session_bytes"\} 2$/m,
+      );
       // Another session, with a child of its own, is served as before.
       const other = await connect(bridge.url);
       expect(textOf(await other.callTool({ name: 'echo', arguments: { text: 'fine' } }))).toBe(
