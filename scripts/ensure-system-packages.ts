@@ -30,6 +30,11 @@ const PACKAGES: SystemPackage[] = [
   { debian: 'containernetworking-plugins', provides: '/usr/lib/cni/bridge' },
   { debian: 'iptables', provides: '/usr/sbin/iptables' },
   { debian: 'iproute2', provides: '/usr/sbin/ip' },
+  // The real node's pause image is kubernetes' pause.c, compiled statically.
+  { debian: 'gcc', provides: '/usr/bin/gcc' },
+  { debian: 'libc6-dev', provides: '/usr/lib/x86_64-linux-gnu/libc.a' },
+  // The test cluster's certificates.
+  { debian: 'openssl', provides: '/usr/bin/openssl' },
 ];
 
 function canRunApt(): boolean {
