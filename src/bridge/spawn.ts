@@ -40,15 +40,29 @@ class ChildProcessTransport extends StreamTransport {
 
   /**
    * The shutdown MCP prescribes for stdio (2025-11-25 basic/lifecycle "Shutdown"): close the
-   * child's stdin, wait, SIGTERM, wait, SIGKILL.
+   * child's stdin, wait, SIGTERM, wait, SIGKILL. The signals go to the child's process group:
+   * with `npx` or a shell the server is a grandchild, which would outlive its parent and keep
+   * the session's stdout open. A process that left the group is not waited for forever.
    */
   async close(): Promise<void> {
     this.endInput();
     for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
       if (await this.#exitsWithin(this.#graceMs)) return;
+      this.#signalGroup(signal);
+    }
+    if (!(await this.#exitsWithin(this.#graceMs))) {
+      this.closed('a process of the server left its process group and still holds its stdout');
+    }
+  }
+
+  #signalGroup(signal: NodeJS.Signals): void {
+    const pid = this.#child.pid;
+    try {
+      if (pid !== undefined) process.kill(-pid, signal);
+    } catch {
+      // The group is gone; the child may still be reaped by Node.
       this.#child.kill(signal);
     }
-    await this.#exited;
   }
 
   async #exitsWithin(ms: number): Promise<boolean> {
@@ -74,9 +88,11 @@ export class SpawnLauncher implements Launcher {
     const env = { ...(this.#options.env ?? process.env) };
     // The clients' bearer token is the bridge's secret, not the server's.
     delete env[BRIDGE_TOKEN_ENV];
+    // detached: the child leads a process group of its own, which close() signals as a whole.
     const child = spawn(this.#options.command, this.#options.args, {
       stdio: ['pipe', 'pipe', 'inherit'],
       env,
+      detached: true,
     });
     const spawned = new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
