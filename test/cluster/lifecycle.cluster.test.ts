@@ -87,12 +87,14 @@ describe('ControlPlane', () => {
   });
 });
 
+// Fake nodes only: the shared control plane of this run holds the machine's one real node (the
+// real node's own clean-up is node.machine.test.ts).
 describe('npm run cluster', () => {
   let stateDir: string;
-  const cli = async (command: string): Promise<string> => {
+  const cli = async (...args: string[]): Promise<string> => {
     const { stdout } = await execFileAsync(
       process.execPath,
-      [join(import.meta.dirname, 'cli.ts'), command],
+      [join(import.meta.dirname, 'cli.ts'), ...args],
       { env: { ...process.env, MCP_OPERATOR_CLUSTER_DIR: stateDir } },
     );
     return stdout;
@@ -113,7 +115,7 @@ describe('npm run cluster', () => {
   });
 
   it('up prints a KUBECONFIG that kubectl can use, and down stops everything', async () => {
-    const lastLine = (await cli('up')).trimEnd().split('\n').at(-1) ?? '';
+    const lastLine = (await cli('up', '--no-real-node')).trimEnd().split('\n').at(-1) ?? '';
     expect(lastLine).toMatch(/^KUBECONFIG=\//);
     const kubeconfig = lastLine.slice('KUBECONFIG='.length);
     const { dir, components: running } = await state();
@@ -129,7 +131,7 @@ describe('npm run cluster', () => {
   });
 
   it('takes the components down with it when its daemon is killed', async () => {
-    await cli('up');
+    await cli('up', '--no-real-node');
     const { pid, dir, components: running } = await state();
 
     // SIGKILL runs no handler in the daemon: only the kernel's parent-death signal is left.

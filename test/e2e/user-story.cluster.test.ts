@@ -10,7 +10,9 @@
  *    `kubectl get mcps` shows TOOLS and DRIFT.
  * 3. the official SDK client lists and calls a tool through the Service.
  * 4. approve → upgrade the filesystem server 2026.1.14 → 2026.8.31 → Drifted names exactly what
- *    the release changed; under Enforce the client sees none of the drifted tools; approve again.
+ *    the release changed; Prometheus, scraping the operator's pod as the chart's ServiceMonitor
+ *    does and evaluating the chart's rules, fires MCPServerToolsDrifted; under Enforce the client
+ *    sees none of the drifted tools; approve again, and the alert resolves.
  * 5. the server container dies repeatedly → Ready False (CrashLoopBackOff) → recovers.
  * 6. helm upgrade rolls the operator without losing status; helm uninstall keeps the MCPServers.
  *
@@ -35,6 +37,8 @@ import { ON_REAL_NODE } from '../cluster/node.ts';
 import { createNamespace, deleteNamespace, kubeConfig, waitFor } from '../cluster/testing.ts';
 import { CHART_DIR, Helm } from '../charts/helm.ts';
 import { EXAMPLES_DIR, kubectl } from '../examples/examples.ts';
+import { Prometheus, type Alert } from '../monitoring/prometheus.ts';
+import { renderMonitoring } from '../monitoring/promtool.ts';
 
 const execFileAsync = promisify(execFile);
 const CLI = join(import.meta.dirname, '..', '..', 'src', 'cli.ts');
@@ -46,6 +50,7 @@ const kc = kubeConfig();
 const kubeconfig = inject('kubeconfig');
 const images = inject('images');
 let helm: Helm;
+let prometheus: Prometheus | undefined;
 let opsNs: string;
 let appsNs: string;
 
@@ -111,6 +116,56 @@ async function clientFor(name: string): Promise<Client> {
   return client;
 }
 
+/**
+ * Prometheus scraping the operator's pod as the chart's ServiceMonitor does (job: the metrics
+ * Service's name; the pod's namespace and name as labels), with the chart's alert rules, whose
+ * delay is shortened so that the test waits seconds.
+ */
+async function scrapeOperator(): Promise<Prometheus> {
+  const services = JSON.parse(await sh(['-n', opsNs, 'get', 'services', '-o', 'json'])) as {
+    items: { metadata: { name: string }; spec: { ports: { port: number }[] } }[];
+  };
+  const metrics = services.items.find((s) => s.metadata.name.endsWith('-metrics'))!;
+  const pods = JSON.parse(
+    await sh([
+      '-n',
+      opsNs,
+      'get',
+      'pods',
+      '-l',
+      'app.kubernetes.io/name=mcp-operator',
+      '-o',
+      'json',
+    ]),
+  ) as { items: { metadata: { name: string }; status: { podIP: string } }[] };
+  const pod = pods.items[0]!;
+  const { rules } = await renderMonitoring(
+    helm,
+    { toolsDrifted: { for: '2s' } },
+    { release: RELEASE, namespace: opsNs },
+  );
+  return Prometheus.start({
+    jobs: {
+      [metrics.metadata.name]: [
+        {
+          address: `${pod.status.podIP}:${metrics.spec.ports[0]!.port}`,
+          labels: { namespace: opsNs, pod: pod.metadata.name },
+        },
+      ],
+    },
+    rules,
+  });
+}
+
+function driftAlert(alerts: Alert[], name: string): Alert | undefined {
+  return alerts.find(
+    (a) =>
+      a.labels.alertname === 'MCPServerToolsDrifted' &&
+      a.labels.namespace === appsNs &&
+      a.labels.mcpserver === name,
+  );
+}
+
 async function approve(name: string): Promise<void> {
   await execFileAsync(process.execPath, [CLI, 'approve', name, '-n', appsNs, '--apply'], {
     env: { ...process.env, KUBECONFIG: kubeconfig },
@@ -125,6 +180,7 @@ beforeAll(async () => {
 }, POD_TIMEOUT_MS);
 
 afterAll(async () => {
+  await prometheus?.stop();
   await helm?.run(['uninstall', RELEASE, '-n', opsNs, '--wait']);
   await helm?.close();
   for (const ns of [appsNs, opsNs]) if (ns) await deleteNamespace(kc, ns);
@@ -219,6 +275,7 @@ describe('the user story on a real node', () => {
   it(
     'an upgrade that changes tools is drift, named exactly; Enforce hides it; approving clears it',
     async () => {
+      const scrape = (prometheus = await scrapeOperator());
       const name = await applyExample('everything-npx.yaml', (server) => {
         server.metadata = { name: 'files' };
         server.spec.image = images.servers.filesystem['2026.1.14'];
@@ -259,6 +316,15 @@ describe('the user story on a real node', () => {
         'ToolsChanged',
         2 * POD_TIMEOUT_MS,
       );
+      const alert = await waitFor(
+        'MCPServerToolsDrifted to fire from the scrape',
+        async () => {
+          const found = driftAlert(await scrape.alerts(), name);
+          return found?.state === 'firing' ? found : undefined;
+        },
+        { timeoutMs: 90_000 },
+      );
+      expect(alert.labels).toMatchObject({ namespace: appsNs, mcpserver: name });
       const drift = drifted.status!.drift!;
       expect(drift.added ?? []).toEqual([]);
       expect(drift.removed ?? []).toEqual([]);
@@ -286,6 +352,11 @@ describe('the user story on a real node', () => {
         async () => (await approved.listTools()).tools.length === 14,
       );
       await approved.close();
+      await waitFor(
+        'MCPServerToolsDrifted to resolve',
+        async () => driftAlert(await scrape.alerts(), name) === undefined,
+        { timeoutMs: 90_000 },
+      );
     },
     4 * POD_TIMEOUT_MS,
   );
