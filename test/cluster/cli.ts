@@ -61,10 +61,11 @@ async function up(): Promise<number> {
     return 0;
   }
   await cleanUp(running);
+  const realNode = wantsRealNode(process.argv.slice(3));
+  if (realNode) await ensureSystemPackages();
   await ensureBinaries();
   await mkdir(stateDir, { recursive: true });
   const log = openSync(daemonLog, 'w');
-  const realNode = wantsRealNode(process.argv.slice(3));
   const daemon = spawn(
     process.execPath,
     [import.meta.filename, 'serve', ...(realNode ? [] : [NO_REAL_NODE])],
@@ -103,6 +104,17 @@ async function up(): Promise<number> {
 }
 
 const NO_REAL_NODE = '--no-real-node';
+
+/**
+ * The Debian packages a real node and the images need (containerd, docker.io, …), installed
+ * when missing, as `npm test` does: `npm start` on a fresh machine goes through here.
+ */
+async function ensureSystemPackages(): Promise<void> {
+  const script = join(import.meta.dirname, '..', '..', 'scripts', 'ensure-system-packages.ts');
+  const child = spawn(process.execPath, [script], { stdio: 'inherit' });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  if (code !== 0) throw new Error('the Debian packages the real node needs are missing');
+}
 
 /** A real node needs root (containers, network devices, iptables); without it, fake nodes only. */
 function wantsRealNode(args: readonly string[]): boolean {

@@ -116,6 +116,18 @@ async function clientFor(name: string): Promise<Client> {
   return client;
 }
 
+interface OperatorPod {
+  metadata: { name: string };
+  spec: { nodeName: string; serviceAccountName: string };
+  status: { podIP: string };
+}
+
+async function operatorPods(): Promise<OperatorPod[]> {
+  const selector = 'app.kubernetes.io/name=mcp-operator';
+  const list = await sh(['-n', opsNs, 'get', 'pods', '-l', selector, '-o', 'json']);
+  return (JSON.parse(list) as { items: OperatorPod[] }).items;
+}
+
 /**
  * Prometheus scraping the operator's pod as the chart's ServiceMonitor does (job: the metrics
  * Service's name; the pod's namespace and name as labels), with the chart's alert rules, whose
@@ -126,19 +138,7 @@ async function scrapeOperator(): Promise<Prometheus> {
     items: { metadata: { name: string }; spec: { ports: { port: number }[] } }[];
   };
   const metrics = services.items.find((s) => s.metadata.name.endsWith('-metrics'))!;
-  const pods = JSON.parse(
-    await sh([
-      '-n',
-      opsNs,
-      'get',
-      'pods',
-      '-l',
-      'app.kubernetes.io/name=mcp-operator',
-      '-o',
-      'json',
-    ]),
-  ) as { items: { metadata: { name: string }; status: { podIP: string } }[] };
-  const pod = pods.items[0]!;
+  const pod = (await operatorPods())[0]!;
   const { rules } = await renderMonitoring(
     helm,
     { toolsDrifted: { for: '2s' } },
@@ -198,26 +198,10 @@ describe('the user story on a real node', () => {
         nodeSelector: ON_REAL_NODE.nodeSelector,
         tolerations: ON_REAL_NODE.tolerations,
       });
-      const pods = JSON.parse(
-        await sh([
-          '-n',
-          opsNs,
-          'get',
-          'pods',
-          '-l',
-          'app.kubernetes.io/name=mcp-operator',
-          '-o',
-          'json',
-        ]),
-      ) as {
-        items: {
-          metadata: { name: string };
-          spec: { nodeName: string; serviceAccountName: string };
-        }[];
-      };
-      expect(pods.items).toHaveLength(1);
-      expect(pods.items[0]!.spec.nodeName).toBe('real-node');
-      expect(pods.items[0]!.spec.serviceAccountName).toBe(RELEASE);
+      const pods = await operatorPods();
+      expect(pods).toHaveLength(1);
+      expect(pods[0]!.spec.nodeName).toBe('real-node');
+      expect(pods[0]!.spec.serviceAccountName).toBe(RELEASE);
       const holder = await waitFor(
         'the operator to hold its Lease',
         async () => {
@@ -228,7 +212,7 @@ describe('the user story on a real node', () => {
         },
         { timeoutMs: 60_000 },
       );
-      expect(holder).toContain(pods.items[0]!.metadata.name);
+      expect(holder).toContain(pods[0]!.metadata.name);
     },
     POD_TIMEOUT_MS + 60_000,
   );
