@@ -9,7 +9,7 @@
 # SIGKILL after a grace period. When the command exits by itself, whatever it left running in
 # its group is ended the same way. The command and its arguments are only ever expanded as
 # "$@", never re-parsed or interpolated.
-# See docs/adr/0002-stdio-bridge-sidecar.md; names must match src/bridge/contract.ts.
+# See docs/adr/0002-stdio-bridge-sidecar.md; names must match src/bridge/pod-contract.ts.
 #
 # Environment:
 #   MCP_SUPERVISOR_GRACE_SECONDS  whole seconds between SIGTERM and SIGKILL (default 5)
