@@ -256,11 +256,13 @@ describe('backpressure toward the child', { timeout: 120_000 }, () => {
           ) as string,
         },
       });
-      // Still refused: the child reads nothing, so nothing was freed.
-      const again = await post(bridge.url, bigNotification(60_000), { 'mcp-session-id': stuck });
-      expect(again.status).toBe(429);
-      await again.text();
-      // Counted, so the saturation alert sees it.
+      // Refused again within a few messages: the child reads nothing, so at most what the pipe
+      // itself buffers (a FIFO in pod mode) drains out of the bridge's count meanwhile.
+      const again = await floodUntilRefused(bridge.url, stuck, 60_000);
+      expect(again.passed).toBeLessThanOrEqual(2);
+      expect(again.answer.status).toBe(429);
+      await again.answer.text();
+      // Both refusals are counted, so the saturation alert sees them.
       expect(await bridge.metrics.registry.metrics()).toMatch(
         /^mcp_bridge_refusals_total\{bound="session_bytes"\} 2$/m,
       );
