@@ -284,6 +284,10 @@ describe('a stdio MCP server, from discovery to enforcement', () => {
       ],
       since: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) as unknown,
     });
+    // The event is recorded after the status write that reports the drift.
+    await waitFor('the DriftDetected event', async () =>
+      (await events('DriftDetected')).length > 0 ? true : undefined,
+    );
     expect(await events('DriftDetected')).toHaveLength(1);
 
     const diff = await cli('diff', NAME);
