@@ -6,10 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { CRD_FILE, CRD_NAME } from '../src/api/crd.ts';
@@ -21,18 +18,10 @@ import { NAMESPACE, collectionPath, objectPath, type ResourceType } from '../src
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
-import { CLI } from '../test/support/cli.ts';
+import { OperatorProcess } from '../test/support/operator.ts';
 import { waitFor } from '../test/support/wait.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return typeof address === 'object' && address !== null ? address.port : 0;
-}
 
 /** Sums of the operator's counters, from its /metrics. */
 export async function counters(url: string) {
@@ -192,7 +181,7 @@ export function deleteNamespace(client: KubeClient, namespace: string): Promise<
   return client.request({ method: 'DELETE', path: objectPath(NAMESPACE, undefined, namespace) });
 }
 
-export interface OperatorProcess {
+export interface RunningOperator {
   /** `http://127.0.0.1:<port>` of /readyz and /metrics. */
   url: string;
   pid: number;
@@ -204,40 +193,19 @@ export async function startOperatorProcess(
   kubeconfig: string,
   namespace: string,
   flags: string[],
-): Promise<OperatorProcess> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const log = openSync(join(tmpdir(), `${namespace}-operator.log`), 'w');
-  const operator = spawn(
-    process.execPath,
-    [
-      CLI,
-      'controller',
-      `--namespaces=${namespace}`,
-      '--no-leader-elect',
-      `--metrics-address=127.0.0.1:${port}`,
-      ...flags,
-    ],
-    { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', log, log] },
-  );
-  closeSync(log);
-  const stop = async () => {
-    if (operator.exitCode !== null) return;
-    const exited = once(operator, 'exit');
-    operator.kill('SIGTERM');
-    await exited;
-  };
+): Promise<RunningOperator> {
+  const operator = await OperatorProcess.start({
+    name: `${namespace}-operator`,
+    args: [`--namespaces=${namespace}`, '--no-leader-elect', ...flags],
+    kubeconfig: { path: kubeconfig },
+  });
   try {
-    await waitUntil(
-      'the operator to be ready',
-      async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.ok === true,
-      60_000,
-    );
+    const url = await operator.ready();
+    return { url, pid: operator.pid, stop: () => operator.stop() };
   } catch (error) {
-    await stop();
+    await operator.stop();
     throw error;
   }
-  return { url, pid: operator.pid!, stop };
 }
 
 /** A process of bench/discovery-servers.ts serving many light MCP servers on one port. */

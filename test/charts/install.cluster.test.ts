@@ -41,7 +41,8 @@ import { installCrd } from '../api/install-crd.ts';
 import { createNamespace, deleteNamespace, kubeConfig, waitFor } from '../cluster/testing.ts';
 import { EXAMPLES_DIR, kubectl, loadExamples } from '../examples/examples.ts';
 import { CHART_DIR, Helm, only, parseManifests, type Rendered } from './helm.ts';
-import { OperatorProcess, forbidden, serviceAccountKubeconfig } from './operator.ts';
+import { OperatorProcess } from '../support/operator.ts';
+import { forbidden, serviceAccountKubeconfig } from './operator.ts';
 import { allowed, permissionsOf, withoutPermission } from './rbac.ts';
 import { RecordingProxy } from './recording-proxy.ts';
 
@@ -94,12 +95,14 @@ async function startOperator(name: string, server = kc.getCurrentCluster()!.serv
     dir: tmp,
     name,
     args: chartArgs,
-    kubeconfig: await serviceAccountKubeconfig(kc, {
-      namespace: opsNs,
-      serviceAccount: FULLNAME,
-      server,
-      caData: await caData(),
-    }),
+    kubeconfig: {
+      yaml: await serviceAccountKubeconfig(kc, {
+        namespace: opsNs,
+        serviceAccount: FULLNAME,
+        server,
+        caData: await caData(),
+      }),
+    },
     namespace: opsNs,
   });
   running.push(op);

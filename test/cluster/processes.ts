@@ -92,6 +92,13 @@ export async function stopProcess(proc: ManagedProcess, graceMs = 3000): Promise
   signalGroup(proc.pid, 'SIGKILL');
 }
 
+/** SIGKILL to the process group, as an OOM kill would; resolves when the process has exited. */
+export async function killProcess(proc: ManagedProcess): Promise<void> {
+  if (proc.exit) return;
+  signalGroup(proc.pid, 'SIGKILL');
+  await proc.exited;
+}
+
 /** Registers a directory to remove if the process is interrupted before it is cleaned up. */
 export function removeOnExit(dir: string): void {
   installHandlers();

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { installCrd } from '../api/install-crd.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
-import { isLeader, killAll, spawnOperator, type OperatorProcess } from './child.ts';
+import { OperatorProcess, stopAllOperators } from '../support/operator.ts';
 import { cluster, writeCount } from './operator.ts';
 
 const kc = kubeConfig();
@@ -17,19 +17,24 @@ const k = cluster(kc, () => ns.name);
 const kubeconfigPath = inject('kubeconfig');
 
 beforeAll(() => installCrd(kc));
-afterEach(() => killAll());
-afterAll(() => killAll());
+afterEach(() => stopAllOperators());
+afterAll(() => stopAllOperators());
 
 const WEB = { image: 'example.com/mcp/web:1', transport: 'streamable-http' as const, port: 3000 };
 
-function replica(): OperatorProcess {
-  return spawnOperator(kubeconfigPath, [
-    `--namespaces=${ns.name}`,
-    '--leader-elect',
-    `--leader-election-namespace=${ns.name}`,
-    '--metrics-address=127.0.0.1:0',
-  ]);
+let started = 0;
+
+/** An operator process of its own name, so that each has its own log. */
+function operator(args: string[]): Promise<OperatorProcess> {
+  started += 1;
+  return OperatorProcess.start({
+    name: `operator-${started}`,
+    args: [`--namespaces=${ns.name}`, ...args],
+    kubeconfig: { path: kubeconfigPath },
+  });
 }
+
+const replica = () => operator(['--leader-elect', `--leader-election-namespace=${ns.name}`]);
 
 async function leaseHolder(): Promise<string | undefined> {
   const lease = await kc
@@ -40,11 +45,11 @@ async function leaseHolder(): Promise<string | undefined> {
 
 /** Waits until exactly one of `replicas` leads, and returns it and the others. */
 async function electedAmong(replicas: OperatorProcess[], timeoutMs = 40_000) {
-  const urls = await Promise.all(replicas.map((r) => r.url));
+  await Promise.all(replicas.map((r) => r.url()));
   return waitFor(
     'one leader',
     async () => {
-      const leading = await Promise.all(urls.map(isLeader));
+      const leading = await Promise.all(replicas.map((r) => r.isLeader()));
       if (leading.filter(Boolean).length !== 1) return undefined;
       const i = leading.indexOf(true);
       return { leader: replicas[i]!, others: replicas.filter((_, j) => j !== i) };
@@ -57,45 +62,42 @@ describe('two replicas', () => {
   it('elect one leader that reconciles; the standby writes nothing', async () => {
     // One after the other, so the standby does not take part in the race to create the Lease
     // (whose loser sees 409 on its POST: a write attempt).
-    const leader = replica();
+    const leader = await replica();
     await electedAmong([leader]);
-    const others = [replica()];
-    await others[0]!.url;
+    const others = [await replica()];
+    await others[0]!.url();
     await electedAmong([leader, ...others]);
-    const identity = await waitFor(
-      'the leader to log its identity',
-      () => leader.logs.find((line) => line['msg'] === 'became leader')?.['identity'],
-    );
+    const became = await leader.waitForLog('became leader', (l) => l.msg === 'became leader');
+    const identity = became['identity'];
     expect(await leaseHolder()).toBe(identity);
     await k.create('one', WEB);
     await k.waitForReady('one', 'True');
-    expect(await writeCount(await leader.url)).toBeGreaterThan(0);
-    expect(await writeCount(await others[0]!.url)).toBe(0);
+    expect(await writeCount(await leader.url())).toBeGreaterThan(0);
+    expect(await writeCount(await others[0]!.url())).toBe(0);
   });
 
   it('hand over when the leader is killed: the standby takes the expired lease', async () => {
-    const replicas = [replica(), replica()];
+    const replicas = await Promise.all([replica(), replica()]);
     const { leader, others } = await electedAmong(replicas);
     const holder = await leaseHolder();
-    leader.process.kill('SIGKILL');
-    await leader.exited;
+    await leader.kill();
     // client-go timings: the lease (15 s) must expire on the standby's clock first.
     const { leader: next } = await electedAmong(others, 60_000);
     expect(await leaseHolder()).not.toBe(holder);
     await k.create('two', WEB);
     await k.waitForReady('two', 'True');
-    expect(await writeCount(await next.url)).toBeGreaterThan(0);
+    expect(await writeCount(await next.url())).toBeGreaterThan(0);
   });
 
   it('hand over at once when the leader stops gracefully: it releases the lease', async () => {
-    const replicas = [replica(), replica()];
+    const replicas = await Promise.all([replica(), replica()]);
     const { leader, others } = await electedAmong(replicas);
     const stopped = Date.now();
-    leader.process.kill('SIGTERM');
-    expect(await leader.exited).toBe(0);
+    await leader.stop();
+    expect(leader.exit).toEqual({ code: 0, signal: null });
     await electedAmong(others, 10_000);
     expect(Date.now() - stopped).toBeLessThan(10_000);
-    expect(leader.logs.map((l) => l['msg'])).toContain('released leadership');
+    expect((await leader.lines()).map((l) => l.msg)).toContain('released leadership');
   });
 });
 
@@ -103,22 +105,11 @@ describe('an operator killed mid-reconcile and started again', () => {
   it('converges with exactly one of each object per server, all owned', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `srv-${i}`);
     await Promise.all(names.map((name) => k.create(name, WEB)));
-    const first = spawnOperator(kubeconfigPath, [
-      `--namespaces=${ns.name}`,
-      '--no-leader-elect',
-      '--metrics-address=127.0.0.1:0',
-    ]);
-    await waitFor('the first objects to be created', () =>
-      Promise.resolve(first.logs.some((l) => l['msg'] === 'created')),
-    );
-    first.process.kill('SIGKILL');
-    await first.exited;
-    const second = spawnOperator(kubeconfigPath, [
-      `--namespaces=${ns.name}`,
-      '--no-leader-elect',
-      '--metrics-address=127.0.0.1:0',
-    ]);
-    await second.url;
+    const first = await operator(['--no-leader-elect']);
+    await first.waitForLog('the first objects to be created', (l) => l.msg === 'created');
+    await first.kill();
+    const second = await operator(['--no-leader-elect']);
+    await second.url();
     for (const name of names) await k.waitForReady(name, 'True', undefined, { timeoutMs: 60_000 });
 
     const servers = new Map(

@@ -5,13 +5,13 @@
  * MCPServerToolsDrifted fires for that server; approving the new tools resolves it. What the
  * live operator exports is also checked against the catalog docs/metrics.md is generated from.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { metricCatalog, seriesNames } from '../../scripts/metrics-docs.ts';
 import { installCrd } from '../api/install-crd.ts';
-import { OperatorProcess } from '../charts/operator.ts';
+import { OperatorProcess } from '../support/operator.ts';
 import { Helm } from '../charts/helm.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
 import { cluster } from '../controller/operator.ts';
@@ -40,7 +40,7 @@ beforeAll(async () => {
     dir,
     name: 'operator',
     args: [`--namespaces=${ns.name}`, '--leader-elect=false'],
-    kubeconfig: await readFile(inject('kubeconfig'), 'utf8'),
+    kubeconfig: { path: inject('kubeconfig') },
     namespace: 'mcp-system',
   });
   const metrics = new URL(await operator.url());
