@@ -27,11 +27,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { everythingServer } from '../test/bridge/go-server.ts';
 import { CLI } from '../test/support/cli.ts';
+import { freePort } from '../test/support/ports.ts';
 
 const { values } = parseArgs({
   options: {
@@ -197,14 +197,6 @@ interface Target {
   stop(): Promise<void>;
   /** Root process of the target, for memory measurements (undefined: the sessions' own). */
   pid?: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
 }
 
 async function httpTarget(

@@ -13,7 +13,7 @@ import type { TSchema, Static } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
 import { operatorError } from '../errors.ts';
-import { WIRE } from '../mcp/jsonrpc.ts';
+import { WIRE, type JsonRpcErrorObject } from '../mcp/jsonrpc.ts';
 import type { Discovery } from '../tools/snapshot.ts';
 import { HEADER, META, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
@@ -34,7 +34,6 @@ import {
 import {
   type Checker,
   type Implementation,
-  type JsonRpcError,
   type Tool,
   DiscoverResultSchema,
   ErrorEnvelopeSchema,
@@ -428,7 +427,7 @@ function statusError(channel: Channel, method: string, answer: Answer) {
   return operatorError('MCPOP_DISCOVERY_HTTP_STATUS', channel.displayUrl, method, status, body);
 }
 
-function errorIn(body: unknown): JsonRpcError | undefined {
+function errorIn(body: unknown): JsonRpcErrorObject | undefined {
   return ERROR_ENVELOPE.check(body) ? body.error : undefined;
 }
 

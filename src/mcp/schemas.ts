@@ -10,6 +10,7 @@
 
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { JsonRpcErrorObjectSchema } from './jsonrpc.ts';
 
 const Open = { additionalProperties: true } as const;
 const JsonObject = Type.Record(Type.String(), Type.Unknown());
@@ -20,14 +21,8 @@ export const ImplementationSchema = Type.Object(
 );
 export type Implementation = Static<typeof ImplementationSchema>;
 
-export const JsonRpcErrorSchema = Type.Object(
-  { code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) },
-  Open,
-);
-export type JsonRpcError = Static<typeof JsonRpcErrorSchema>;
-
 /** An error body without a response around it, as servers send with a 4xx status. */
-export const ErrorEnvelopeSchema = Type.Object({ error: JsonRpcErrorSchema }, Open);
+export const ErrorEnvelopeSchema = Type.Object({ error: JsonRpcErrorObjectSchema }, Open);
 
 /** MCP `ToolAnnotations`: hints only, but their types are fixed. */
 const ToolAnnotationsSchema = Type.Object(

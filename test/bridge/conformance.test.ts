@@ -8,7 +8,6 @@
 
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import type { SessionMode } from '../../src/bridge/pod-contract.ts';
 import { everythingServer } from './go-server.ts';
 import { NODE, startTestBridge, tempDir } from './harness.ts';
 import { waitFor } from '../support/wait.ts';
+import { freePort } from '../support/ports.ts';
 
 const CONFORMANCE = fileURLToPath(
   new URL('../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url),
@@ -49,15 +49,6 @@ async function conformance(url: string): Promise<Map<string, ScenarioResult>> {
     results.set(name!, { passed: Number(passed), failed: Number(failed) });
   }
   return results;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
 }
 
 describe('conformance suite', { timeout: 600_000 }, () => {

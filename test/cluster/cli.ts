@@ -25,7 +25,7 @@ import { ensureBinaries } from './build.ts';
 import { ControlPlane, type Component } from './control-plane.ts';
 import { deploy } from './deploy.ts';
 import { cleanUpAbandonedNode, loadImages } from './node.ts';
-import { poll } from './probe.ts';
+import { waitFor } from '../support/wait.ts';
 import { isAlive } from './processes.ts';
 
 interface State {
@@ -79,7 +79,7 @@ async function up(): Promise<number> {
   const daemonPid = daemon.pid ?? 0;
   console.log(`starting the control plane (daemon pid ${daemonPid}, log ${daemonLog})`);
   try {
-    const state = await poll(
+    const state = await waitFor(
       'the control plane',
       async () => {
         const state = await readState();
@@ -169,7 +169,7 @@ async function down(): Promise<number> {
 async function cleanUp(state: State | undefined): Promise<void> {
   const pids = state ? [state.pid, ...state.components.map((c) => c.pid)] : [];
   try {
-    await poll(
+    await waitFor(
       'the control plane to stop',
       () => Promise.resolve(pids.some(isAlive) ? undefined : true),
       { timeoutMs: 15_000 },

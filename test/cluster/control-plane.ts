@@ -24,7 +24,9 @@ import {
 import { NODE_NETWORK } from './network.ts';
 import { RealNode } from './node.ts';
 import { createPki, type Pki } from './pki.ts';
-import { freePorts, get, poll, type Tls } from './probe.ts';
+import { get, type Tls } from './probe.ts';
+import { freePorts } from '../support/ports.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   forgetDirectory,
   isAlive,
@@ -261,7 +263,7 @@ export class ControlPlane {
 
   async #waitHealthy(process: ManagedProcess, url: string, tls: Tls): Promise<void> {
     try {
-      await poll(
+      await waitFor(
         `${process.name} health (${url})`,
         async () => {
           const reply = await get(url, tls);
@@ -426,7 +428,7 @@ export class ControlPlane {
     const core = kc.makeApiClient(CoreV1Api);
     const names = Array.from({ length: this.#options.nodes ?? 2 }, (_, i) => `kwok-node-${i}`);
     await Promise.all(names.map((name) => core.createNode({ body: fakeNode(name) })));
-    await poll(
+    await waitFor(
       `fake nodes ${names.join(', ')} Ready (kwok)`,
       async () => {
         const nodes = await core.listNode();

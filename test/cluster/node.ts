@@ -27,7 +27,8 @@ import { DOCKER_CLI, docker } from '../images/docker.ts';
 import { cacheRoot, type Binaries, type Log } from './build.ts';
 import { NODE_NETWORK, setUpNodeNetwork, tearDownNodeNetwork } from './network.ts';
 import { issueClientCertificate, type Pki } from './pki.ts';
-import { freePorts, poll } from './probe.ts';
+import { freePorts } from '../support/ports.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   cleanUpOnExit,
   collect,
@@ -232,7 +233,7 @@ export class RealNode {
     const config = join(dir, 'containerd.toml');
     await writeFile(config, containerdConfig({ root, dir, socket: this.containerdSocket }));
     this.#start('containerd', 'containerd', ['--config', config]);
-    await poll(
+    await waitFor(
       'containerd',
       async () => ((await this.ctr('version').catch(() => '')) ? true : undefined),
       {
@@ -274,7 +275,7 @@ export class RealNode {
       ].join('\n'),
     );
     this.#start('coredns', this.#options.binaries.coredns, ['-conf', corefile]);
-    await poll(
+    await waitFor(
       'CoreDNS ready',
       async () => {
         const reply = await fetch(`http://127.0.0.1:${readyPort}/ready`).catch(() => undefined);
@@ -355,7 +356,7 @@ export class RealNode {
       }),
     );
     this.#start('kube-proxy', this.#options.binaries['kube-proxy'], [`--config=${config}`]);
-    await poll(
+    await waitFor(
       'kube-proxy healthy',
       async () => {
         const reply = await fetch(`http://127.0.0.1:${healthPort}/healthz`).catch(() => undefined);
@@ -420,7 +421,7 @@ export class RealNode {
   }
 
   async #waitNodeReady(): Promise<void> {
-    await poll(
+    await waitFor(
       `node ${REAL_NODE_NAME} Ready`,
       async () => {
         const { stdout } = await execFileAsync(this.#options.binaries.kubectl, [
@@ -466,7 +467,7 @@ export class RealNode {
       '--grace-period=1',
       '--wait=false',
     ]);
-    await poll(
+    await waitFor(
       'the real node to stop its pods',
       async () => ((await this.ctr('tasks', 'list', '--quiet')).trim() === '' ? true : undefined),
       { timeoutMs: 30_000, intervalMs: 500 },

@@ -22,6 +22,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
 import { afterEach } from 'vitest';
+import { freePort } from '../support/ports.ts';
 
 export interface Running {
   url: string;
@@ -140,13 +141,6 @@ export async function startEverything(): Promise<Running & { log(): string }> {
       await once(child, 'exit');
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const probe = await startHttp(() => undefined);
-  const port = Number(new URL(probe.url).port);
-  await probe.close();
-  return port;
 }
 
 /** What a scripted server answers; anything not given behaves like a plain legacy server. */

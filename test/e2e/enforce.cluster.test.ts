@@ -16,7 +16,6 @@
 
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +38,7 @@ import { requestDiscovery, waitForCondition } from '../discovery/operator.ts';
 import { sdkListTools } from '../discovery/servers.ts';
 import { type LocalPod, runPod } from './local-pod.ts';
 import { CLI } from '../support/cli.ts';
+import { freePort } from '../support/ports.ts';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/tools-from-file.ts', import.meta.url));
 const NAME = 'files';
@@ -105,14 +105,6 @@ const V2: Tool[] = [
 const setTools = (tools: Tool[]) => writeFile(toolsFile, JSON.stringify(tools));
 
 /** A port free right now, for the bridge the pod would serve on. */
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port: free } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return free;
-}
-
 const run = promisify(execFile);
 
 /** `mcp-operator <args>` as a user runs it, against the test cluster. */

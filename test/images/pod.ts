@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Container, V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
 import { GenericContainer, Wait, type StartedTestContainer } from 'testcontainers';
-import { get, poll } from '../cluster/probe.ts';
+import { get } from '../cluster/probe.ts';
+import { waitFor } from '../support/wait.ts';
 import { docker, dockerLogs } from './docker.ts';
 
 /** GenericContainer with the two HostConfig settings it has no method for. */
@@ -133,7 +134,7 @@ async function ready(spec: V1PodSpec, ip: string): Promise<void> {
         ? probe.port
         : container.ports?.find((p) => p.name === probe.port)?.containerPort;
     const url = `http://${ip}:${port}${probe.path ?? '/'}`;
-    await poll(
+    await waitFor(
       `${container.name} ready (${url})`,
       async () => ((await get(url)).status < 300 ? true : undefined),
       { timeoutMs: 60_000, intervalMs: 250 },

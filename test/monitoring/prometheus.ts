@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dump } from 'js-yaml';
 import { ensureBinaries } from '../cluster/build.ts';
-import { freePorts, poll } from '../cluster/probe.ts';
+import { freePorts } from '../support/ports.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   type ManagedProcess,
   forgetDirectory,
@@ -95,7 +96,7 @@ export class Prometheus {
     });
     const server = new Prometheus(`http://127.0.0.1:${web}`, process_, dir);
     try {
-      await poll(
+      await waitFor(
         'Prometheus ready',
         async () => ((await fetch(`${server.url}/-/ready`)).ok ? true : undefined),
         { timeoutMs: 60_000 },

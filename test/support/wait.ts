@@ -5,6 +5,8 @@
 export interface WaitOptions {
   timeoutMs?: number;
   intervalMs?: number;
+  /** Called before every attempt; throw from it to give up at once (the process died). */
+  abort?: () => void;
 }
 
 /**
@@ -15,11 +17,12 @@ export interface WaitOptions {
 export async function waitFor<T>(
   what: string,
   check: () => T | undefined | false | Promise<T | undefined | false>,
-  { timeoutMs = 30_000, intervalMs = 200 }: WaitOptions = {},
+  { timeoutMs = 30_000, intervalMs = 200, abort }: WaitOptions = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: string;
   for (;;) {
+    abort?.();
     try {
       const value = await check();
       if (value !== undefined && value !== false) return value;
