@@ -4,7 +4,7 @@
  *
  *   const docker = await ensureDocker();          // ./docker.ts: starts dockerd if none runs
  *   const images = await ensureImages();          // builds what is missing, returns the names
- *   images.operator                               // 'mcp-operator:<package.json version>'
+ *   images.operator                               // 'mcp-operator:<package.json version>-<inputs>'
  *   images.servers.filesystem['2026.1.14']        // 'mcp-operator-test/server-filesystem:2026.1.14'
  *   await docker.stop();                          // only if ensureDocker started it
  *
@@ -68,7 +68,6 @@ async function operatorRecipe(baseIds: readonly string[]): Promise<Recipe> {
   const { version } = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as {
     version: string;
   };
-  const name = `mcp-operator:${version}`;
   const dockerfile = await readFile(join(REPO, 'Dockerfile'), 'utf8');
   const sources = parseDockerfile(dockerfile)
     .stages.flatMap(copies)
@@ -79,6 +78,9 @@ async function operatorRecipe(baseIds: readonly string[]): Promise<Recipe> {
     ...baseIds,
     ...(await fileParts(REPO, ['Dockerfile', '.dockerignore', ...new Set(sources)])),
   ]);
+  // The inputs in the tag: two checkouts of the project on one machine (one Docker engine, one
+  // node) each test their own code, never the image the other tagged a moment before.
+  const name = `mcp-operator:${version}-${inputs.slice(0, 12)}`;
   return { name, inputs, build: () => buildWithTestcontainers(name, inputs) };
 }
 
