@@ -54,6 +54,10 @@ let prometheus: Prometheus | undefined;
 let opsNs: string;
 let appsNs: string;
 
+/** `kubectl patch mcps NAME --type=merge` of `spec`, as a user changes a server. */
+const patchSpec = (name: string, spec: object) =>
+  sh(['-n', appsNs, 'patch', 'mcps', name, '--type=merge', '-p', JSON.stringify({ spec })]);
+
 async function sh(args: readonly string[], stdin?: string): Promise<string> {
   const result = await kubectl(kubeconfig, args, stdin);
   if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${result.stderr}`);
@@ -269,30 +273,12 @@ describe('the user story on a real node', () => {
       await waitForCondition(name, 'Discovered', 'True');
       await approve(name);
       await waitForCondition(name, 'Drifted', 'False', 'ToolsMatch');
-      await sh([
-        '-n',
-        appsNs,
-        'patch',
-        'mcps',
-        name,
-        '--type=merge',
-        '-p',
-        '{"spec":{"tools":{"driftPolicy":"Enforce"}}}',
-      ]);
+      await patchSpec(name, { tools: { driftPolicy: 'Enforce' } });
       const before = await clientFor(name);
       expect((await before.listTools()).tools).toHaveLength(14);
       await before.close();
 
-      await sh([
-        '-n',
-        appsNs,
-        'patch',
-        'mcps',
-        name,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { image: images.servers.filesystem['2026.8.31'] } }),
-      ]);
+      await patchSpec(name, { image: images.servers.filesystem['2026.8.31'] });
       const drifted = await waitForCondition(
         name,
         'Drifted',
@@ -418,16 +404,7 @@ describe('the user story on a real node', () => {
       expect(after.status?.discovery?.tools).toEqual(before.status?.discovery?.tools);
       expect(condition(after, 'Drifted')?.reason).toBe('ToolsMatch');
       // The new pod reconciles: a spec change is observed.
-      await sh([
-        '-n',
-        appsNs,
-        'patch',
-        'mcps',
-        'files',
-        '--type=merge',
-        '-p',
-        '{"spec":{"tools":{"driftPolicy":"Warn"}}}',
-      ]);
+      await patchSpec('files', { tools: { driftPolicy: 'Warn' } });
       await waitFor(
         'the rolled operator to observe the change',
         async () => {
