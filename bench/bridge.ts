@@ -1,15 +1,19 @@
 /**
- * Bridge benchmark: the same stdio MCP server reached five ways in the same run:
+ * Bridge benchmark: the same stdio MCP server reached six ways in the same run:
  *
  *   direct      the client spawns the server and speaks stdio itself (the floor)
  *   bridge      `mcp-operator bridge`, PerSession (one child per session) and Shared
+ *   bridge pod  PerSession as it runs in a pod: children started by supervisor.sh (run by the
+ *               static busybox) and reached over FIFOs in a shared directory (--supervisor-dir)
  *   bridge forwarded  two PerSession replicas (--peers): sessions opened on one, every call
  *               sent to the other, which forwards it (the worst case of spec.replicas > 1)
  *   supergateway  `supergateway --outputTransport streamableHttp --stateful` (one child per session)
  *
  * It prints requests/s and p50/p99 latency of `tools/call` at 1, 16 and 128 concurrent
- * sessions (each session a closed loop of calls), session setup time with and without the warm
- * pool, and memory per idle session. Every server runs as its own process; the load comes from
+ * sessions (each session a closed loop of calls), the CPU time the HTTP server process itself
+ * spends per call (user + system, from /proc: unlike latency, it hardly depends on what else
+ * the machine runs), the goals as ratios, session setup time with and without the warm pool,
+ * and memory per idle session. Every server runs as its own process; the load comes from
  * a minimal raw client (node:http keep-alive, or stdio lines) so that client cost is the same
  * for every HTTP target.
  *
@@ -19,17 +23,30 @@
  *
  * The stdio server for throughput is the Go SDK's conformance everything-server (small, so 128
  * copies fit in memory); for setup time it is server-everything from npm, whose Node start-up
- * is what a warm pool hides. Goals (issue 4): added p50 under 1 ms over direct stdio, and at
- * least twice supergateway's throughput.
+ * is what a warm pool hides. Goals, as ratios within the run: added p50 at 1 session under
+ * 0.25 ms over direct stdio; PerSession throughput at least 0.75x direct stdio's at 16 sessions
+ * and more; p99 within 1.5x of direct stdio's; at least 2.5x supergateway's throughput.
+ * Needs /bin/busybox (Debian's busybox-static) or BENCH_BUSYBOX for the pod row.
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { installBridgeFiles } from '../src/bridge/install.ts';
+import {
+  BUSYBOX_FILE,
+  SUPERVISOR_FILE,
+  SUPERVISOR_GRACE_ENV,
+  supervisedCommand,
+} from '../src/bridge/pod-contract.ts';
 import { everythingServer } from '../test/bridge/go-server.ts';
+import { cpuSeconds } from './harness.ts';
 import { CLI } from '../test/support/cli.ts';
 import { freePort } from '../test/support/ports.ts';
 
@@ -195,7 +212,7 @@ interface Target {
   url?: string;
   open(): Promise<Session>;
   stop(): Promise<void>;
-  /** Root process of the target, for memory measurements (undefined: the sessions' own). */
+  /** The target's HTTP server process, for memory and CPU measurements. */
   pid?: number;
 }
 
@@ -276,6 +293,46 @@ async function forwarded(command: string[]): Promise<Target> {
   };
 }
 
+/**
+ * The pod's two containers as local processes: the server command under supervisor.sh (run by
+ * the static busybox, as the server container does) and the bridge in pod mode, sharing a
+ * directory as they share the emptyDir.
+ */
+async function pod(command: string[]): Promise<Target> {
+  const assets = await mkdtemp(join(tmpdir(), 'bench-assets-'));
+  const dir = await mkdtemp(join(tmpdir(), 'bench-emptydir-'));
+  await copyFile(process.env.BENCH_BUSYBOX ?? '/bin/busybox', join(assets, BUSYBOX_FILE));
+  await copyFile(root('src/bridge/supervisor.sh'), join(assets, SUPERVISOR_FILE));
+  await installBridgeFiles(assets, dir);
+  const [program, ...args] = supervisedCommand(command.slice(0, 1), command.slice(1), dir);
+  // Its own process group, so stopping it reaches every server it started.
+  const supervisor = spawn(program!, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+    env: { ...process.env, [SUPERVISOR_GRACE_ENV]: '1' },
+  });
+  const exited = once(supervisor, 'exit');
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    supervisor.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      log += chunk;
+      if (log.includes('ready to start')) resolve();
+    });
+    void exited.then(() => reject(new Error(`the supervisor exited: ${log}`)));
+  });
+  const target = await bridge('PerSession', [], ['--supervisor-dir', dir]);
+  return {
+    ...target,
+    name: 'bridge pod',
+    async stop() {
+      await target.stop();
+      process.kill(-supervisor.pid!, 'SIGTERM');
+      await exited;
+      await Promise.all([assets, dir].map((path) => rm(path, { recursive: true, force: true })));
+    },
+  };
+}
+
 const supergateway = (command: string[]) =>
   httpTarget('supergateway', (port) => [
     NODE,
@@ -306,6 +363,8 @@ interface Throughput {
   rps: number;
   p50: number;
   p99: number;
+  /** CPU time of the target's own process per call, in µs (undefined: no such process). */
+  cpuUs?: number;
 }
 
 async function throughput(target: Target, sessions: number): Promise<Throughput> {
@@ -329,11 +388,14 @@ async function throughput(target: Target, sessions: number): Promise<Throughput>
   };
   const loops = opened.map(loop);
   await new Promise((resolve) => setTimeout(resolve, 500)); // warm-up
+  const cpu = () => (target.pid === undefined ? Promise.resolve(NaN) : cpuSeconds(target.pid));
+  const cpuBefore = await cpu();
   measuring = true;
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
   measuring = false;
   const elapsed = (performance.now() - started) / 1000;
+  const cpuUsed = (await cpu()) - cpuBefore;
   stop = true;
   await Promise.all(loops);
   await Promise.all(opened.map((session) => session.close()));
@@ -342,6 +404,7 @@ async function throughput(target: Target, sessions: number): Promise<Throughput>
     rps: latencies.length / elapsed,
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
+    cpuUs: Number.isNaN(cpuUsed) ? undefined : (cpuUsed / latencies.length) * 1e6,
   };
 }
 
@@ -398,6 +461,31 @@ async function memoryPerSession(target: Target, sessions: number): Promise<numbe
 
 // --- run ---------------------------------------------------------------------------------
 
+/**
+ * The goals as ratios within this run, for each bridge mode at each level: added p50 over direct
+ * stdio (goal under 0.25 ms at 1 session), req/s against direct stdio (at least 0.75x at 16
+ * sessions and more) and against supergateway (at least 2.5x), p99 against direct stdio's (at
+ * most 1.5x). A cell a run did not measure is left out.
+ */
+function printGoals(results: Map<string, Throughput>): void {
+  console.log('\nGoals as ratios (same run):');
+  console.log(
+    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'+p50 ms'.padStart(10)}${'/direct'.padStart(9)}${'p99/direct'.padStart(12)}${'/supergw'.padStart(10)}`,
+  );
+  for (const sessions of CONCURRENCY) {
+    const direct = results.get(`direct stdio/${sessions}`);
+    const gateway = results.get(`supergateway/${sessions}`);
+    for (const mode of ['bridge PerSession', 'bridge Shared', 'bridge pod']) {
+      const own = results.get(`${mode}/${sessions}`);
+      if (own === undefined || direct === undefined) continue;
+      const versusGateway = gateway === undefined ? '' : `${(own.rps / gateway.rps).toFixed(2)}x`;
+      console.log(
+        `${mode.padEnd(20)}${String(sessions).padStart(9)}${fmt(own.p50 - direct.p50, 3).padStart(10)}${`${(own.rps / direct.rps).toFixed(2)}x`.padStart(9)}${`${(own.p99 / direct.p99).toFixed(2)}x`.padStart(12)}${versusGateway.padStart(10)}`,
+      );
+    }
+  }
+}
+
 const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(9);
 
 async function main(): Promise<void> {
@@ -406,13 +494,14 @@ async function main(): Promise<void> {
     `tools/call ${CALL.name} on the Go SDK everything-server, ${SECONDS} s per cell, closed loop per session\n`,
   );
   console.log(
-    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}`,
+    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU µs/req'.padStart(12)}`,
   );
   const results = new Map<string, Throughput>();
   const makers: [string, () => Promise<Target> | Target][] = [
     ['direct stdio', () => direct(server)],
     ['bridge PerSession', () => bridge('PerSession', server)],
     ['bridge Shared', () => bridge('Shared', server)],
+    ['bridge pod', () => pod(server)],
     ['bridge forwarded', () => forwarded(server)],
     ['supergateway', () => supergateway(server)],
   ];
@@ -423,8 +512,9 @@ async function main(): Promise<void> {
       const result = await throughput(target, sessions);
       await target.stop();
       results.set(`${name}/${sessions}`, result);
+      const cpu = result.cpuUs === undefined ? '' : fmt(result.cpuUs, 0);
       console.log(
-        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}`,
+        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}${cpu.padStart(12)}`,
       );
     }
   }
@@ -437,16 +527,8 @@ async function main(): Promise<void> {
       `  ${String(sessions).padStart(3)} sessions: forwarded p50 - bridge p50 = ${(other.p50 - own.p50).toFixed(3)} ms; forwarded/bridge req/s = ${(other.rps / own.rps).toFixed(2)}x`,
     );
   }
+  printGoals(results);
   if (ONLY !== undefined || values['throughput-only']) return agent.destroy();
-  console.log('\nRatios (same run):');
-  for (const sessions of CONCURRENCY) {
-    const get = (name: string) => results.get(`${name}/${sessions}`)!;
-    const added = get('bridge PerSession').p50 - get('direct stdio').p50;
-    const vsGateway = get('bridge PerSession').rps / get('supergateway').rps;
-    console.log(
-      `  ${String(sessions).padStart(3)} sessions: bridge p50 - direct p50 = ${added.toFixed(3)} ms; bridge/supergateway req/s = ${vsGateway.toFixed(2)}x`,
-    );
-  }
 
   console.log('\nSession setup (median of 5, server-everything from npm):');
   const setups: [string, () => Promise<Target> | Target][] = [
