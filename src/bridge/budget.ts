@@ -2,13 +2,21 @@
  * Bounds on what the bridge holds for MCP servers that do not keep up. Without them, messages
  * for a child that reads slower than clients send pile up in the bridge until it runs out of
  * memory, and that ends every session of the pod. Counted, per session and for the whole
- * bridge, are the bytes of client messages the bridge still holds:
+ * bridge, are the bytes of client messages the bridge still holds. Each message is counted
+ * once, by one holder at a time:
  *
- * - a POST body while it is read and handed on (endpoint.ts);
- * - a request the child has not answered, whose params stay with it (upstream.ts);
- * - a line written to the child's stdin that the child has not read yet: the stream buffers
- *   it from `write()` until its callback (transport.ts). That is what `write()` returning
- *   false and 'drain' report; the bound here caps the buffer instead of pausing one child.
+ * - its POST body from the first byte read until it is handed on (endpoint.ts); then
+ * - a request: by the upstream until it is answered, cancelled or timed out (upstream.ts). Its
+ *   line on the way to the child is covered by that and not counted again;
+ * - a notification or response: by the transport while its line waits for the child to read
+ *   it: the stream buffers it from `write()` until its callback (transport.ts). That is what
+ *   `write()` returning false and 'drain' report; the bound caps the buffer instead of pausing
+ *   one child.
+ *
+ * A holder takes the bytes before the one before it gives them back, in the same synchronous
+ * step, so no admission decision ever sees a message twice or not at all. Lines the bridge
+ * itself writes to a child (cancellations, refusals of its requests) count on the upstream's
+ * own account while they wait.
  *
  * A POST that would pass a bound is refused while its body is read: 429 when its session
  * holds too much, 503 when the bridge does. What is admitted is always delivered, so a bound

@@ -24,8 +24,11 @@ export interface TransportHandlers {
 
 export interface Transport {
   attach(handlers: TransportHandlers): void;
-  /** Sends a message; `account` holds its bytes until the child has taken them (budget.ts). */
-  send(message: JsonRpcMessage, account: Account): void;
+  /**
+   * Sends a message. `account` holds its bytes until the child has taken them; without one they
+   * are held elsewhere already: a request's by the upstream until it is answered (budget.ts).
+   */
+  send(message: JsonRpcMessage, account?: Account): void;
   /** Stops the child (idempotent); resolves once the channel is closed. */
   close(): Promise<void>;
   readonly isClosed: boolean;
@@ -65,7 +68,7 @@ export abstract class BaseTransport implements Transport {
     this.#signalClose();
   }
 
-  abstract send(message: JsonRpcMessage, account: Account): void;
+  abstract send(message: JsonRpcMessage, account?: Account): void;
   abstract close(): Promise<void>;
 
   protected received(message: JsonRpcMessage): void {
@@ -106,7 +109,7 @@ export abstract class StreamTransport extends BaseTransport {
    */
   readonly #unflushedAccounts: Account[] = [];
   readonly #unflushedSizes: number[] = [];
-  /** The callback of every write: a stream calls them one per write, in write order. */
+  /** The callback of every counted write: a stream calls them in write order. */
   readonly #flushed = (): void => {
     if (this.#inputClosed) return; // given back all at once on close
     this.#unflushedAccounts.shift()?.give(this.#unflushedSizes.shift()!);
@@ -134,9 +137,13 @@ export abstract class StreamTransport extends BaseTransport {
     output.on('error', () => undefined);
   }
 
-  send(message: JsonRpcMessage, account: Account): void {
+  send(message: JsonRpcMessage, account?: Account): void {
     if (this.isClosed || this.#inputBroken || this.#inputClosed) return;
     const line = encodeLine(message);
+    if (!account) {
+      this.#input.write(line);
+      return;
+    }
     // UTF-16 units: what the queued string occupies, within a factor of two.
     account.take(line.length);
     this.#unflushedAccounts.push(account);

@@ -348,7 +348,8 @@ export class Upstream {
       const meta = { ...(request.params!._meta as object), progressToken: pending.childId };
       rewritten.params = { ...request.params, _meta: meta };
     }
-    this.#send(rewritten, pending.account);
+    // Its bytes stay held by the pending request until the answer: not counted twice.
+    this.#transport.send(rewritten);
   }
 
   #replayInitialize(session: SessionPort, request: JsonRpcRequest): boolean {

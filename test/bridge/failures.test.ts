@@ -283,16 +283,14 @@ describe('backpressure toward the child', { timeout: 120_000 }, () => {
     const session = await rawSession(bridge.url);
     const headers = { 'mcp-session-id': session };
     const padding = 'x'.repeat(60_000);
-    // `hang` reads each call and never answers it: the bridge keeps them in flight. One at a
-    // time: while a call is also being written to the child it counts twice for a moment, so
-    // four sent at once can exceed the bound before any has been written.
-    const held: Promise<Response>[] = [];
-    for (const id of [1, 2, 3, 4]) {
-      held.push(post(bridge.url, toolCall(id, 'hang', { padding }), headers));
-      await waitFor(`call ${id} to be in flight`, () =>
-        bridge.bridge.inFlight === id ? true : undefined,
-      );
-    }
+    // `hang` reads each call and never answers it: the bridge keeps them in flight. All four at
+    // once, which fit the bound only if each counts once, also while it is written to the child.
+    const held = [1, 2, 3, 4].map((id) =>
+      post(bridge.url, toolCall(id, 'hang', { padding }), headers),
+    );
+    await waitFor('the four calls to be in flight', () =>
+      bridge.bridge.inFlight === 4 ? true : undefined,
+    );
     const refused = await post(bridge.url, toolCall(5, 'hang', { padding }), headers);
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ error: { code: -32000 } });
