@@ -99,8 +99,9 @@ interface Pending {
   /** Holds `bytes`, the size of the client's request, until it ends. */
   account: Account;
   bytes: number;
-  timer: NodeJS.Timeout;
   startedAt: number;
+  /** When it times out (performance.now() clock); progress moves it on. */
+  deadline: number;
   sent: boolean;
   settle?: (response: JsonRpcResponse) => void;
 }
@@ -127,6 +128,12 @@ export class Upstream {
   #initResult: Record<string, unknown> | undefined;
   #initializedSent = false;
   #closedReason: string | undefined;
+  /**
+   * One timer for all requests in flight, due at the earliest deadline, instead of a timer set
+   * and cleared for every request. Deadlines only grow (they are set in order and progress
+   * moves them later), so it is re-armed only when it fires.
+   */
+  #timeouts: NodeJS.Timeout | undefined;
   readonly closed: Promise<string>;
 
   constructor(transport: Transport, options: UpstreamOptions) {
@@ -318,6 +325,7 @@ export class Upstream {
     account.take(bytes);
     const meta = request.params?._meta as Record<string, unknown> | undefined;
     const token = meta?.progressToken;
+    const startedAt = performance.now();
     const pending: Pending = {
       childId,
       method: request.method,
@@ -328,11 +336,12 @@ export class Upstream {
         typeof token === 'string' || typeof token === 'number' ? token : undefined,
       account,
       bytes,
-      timer: this.#timer(childId),
-      startedAt: performance.now(),
+      startedAt,
+      deadline: startedAt + this.#options.requestTimeoutMs,
       sent: false,
     };
     this.#pending.set(childId, pending);
+    this.#armTimeouts(pending.deadline);
     return pending;
   }
 
@@ -459,7 +468,7 @@ export class Upstream {
     const pending = typeof token === 'number' ? this.#pending.get(token) : undefined;
     if (!pending?.session || pending.clientProgressToken === undefined) return;
     // Progress shows the request is alive: it restarts the request's timeout.
-    pending.timer.refresh();
+    pending.deadline = performance.now() + this.#options.requestTimeoutMs;
     const params = { ...notification.params, progressToken: pending.clientProgressToken };
     pending.session.deliver({ ...notification, params }, pending.clientId);
   }
@@ -478,7 +487,6 @@ export class Upstream {
   }
 
   #finish(pending: Pending, response: JsonRpcResponse | undefined, outcome: Outcome): void {
-    clearTimeout(pending.timer);
     this.#pending.delete(pending.childId);
     pending.account.give(pending.bytes);
     const seconds = (performance.now() - pending.startedAt) / 1000;
@@ -501,24 +509,39 @@ export class Upstream {
     pending.session.deliver(restored, pending.clientId);
   }
 
-  #timer(childId: number): NodeJS.Timeout {
-    const ms = this.#options.requestTimeoutMs;
-    const timer = setTimeout(() => {
-      const pending = this.#pending.get(childId);
-      if (!pending) return;
-      if (pending.sent) this.#cancelInChild(childId, 'timed out in the bridge');
-      const message = `Request timed out: the MCP server did not answer ${pending.method} within ${ms} ms`;
-      this.#finish(pending, errorResponse(childId, WIRE.REQUEST_TIMEOUT, message), 'timeout');
-    }, ms);
-    timer.unref();
-    return timer;
+  #armTimeouts(deadline: number): void {
+    if (this.#timeouts !== undefined) return;
+    this.#timeouts = setTimeout(this.#expire, Math.max(0, deadline - performance.now()));
+    this.#timeouts.unref();
+  }
+
+  /** Times out the requests past their deadline, and re-arms for the next one. */
+  readonly #expire = (): void => {
+    this.#timeouts = undefined;
+    const now = performance.now();
+    let next = Infinity;
+    for (const pending of [...this.#pending.values()]) {
+      if (pending.deadline <= now) this.#timeOut(pending);
+      else next = Math.min(next, pending.deadline);
+    }
+    if (next !== Infinity) this.#armTimeouts(next);
+  };
+
+  #timeOut(pending: Pending): void {
+    const { childId, method } = pending;
+    if (pending.sent)
+      this.notify('notifications/cancelled', {
+        requestId: childId,
+        reason: 'timed out in the bridge',
+      });
+    const message = `Request timed out: the MCP server did not answer ${method} within ${this.#options.requestTimeoutMs} ms`;
+    this.#finish(pending, errorResponse(childId, WIRE.REQUEST_TIMEOUT, message), 'timeout');
   }
 
   #cancelInChild(childId: number, reason: string): void {
     const pending = this.#pending.get(childId);
     if (!pending) return;
     if (pending.sent) this.notify('notifications/cancelled', { requestId: childId, reason });
-    clearTimeout(pending.timer);
     this.#pending.delete(childId);
     pending.account.give(pending.bytes);
     this.#options.onRequestDone?.(

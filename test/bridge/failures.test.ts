@@ -100,6 +100,8 @@ describe.each<SessionMode>(['PerSession', 'Shared'])(
         cancelled: unknown[];
       };
       expect(stats.cancelled).toHaveLength(1);
+      // What the call held is given back once: not left counted, and not given back twice.
+      await allGivenBack(bridge);
       await client.close();
     });
 
