@@ -98,35 +98,42 @@ export class OverBudget extends Error {
  * The request body, refusing more than `limit` bytes (by Content-Length or as it streams).
  * `account` holds the bytes read; the caller gives them back once it is done with the body.
  * Once the budget refuses a chunk, the rest is read and dropped rather than left unread: the
- * connection then stays usable and the client gets the answer.
+ * connection then stays usable and the client gets the answer. A body over `limit` stops the
+ * reading and ends the connection. Plain listeners rather than an async iterator: this runs
+ * for every POST, and the iterator costs a promise per chunk.
  */
-export async function readBody(
-  req: IncomingMessage,
-  limit: number,
-  account: Account,
-): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number, account: Account): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) throw new BodyTooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let held = 0;
-  let refused: Bound | undefined;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+  if (declared > limit) return Promise.reject(new BodyTooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let held = 0;
+    let refused: Bound | undefined;
+    const settle = (error: Error | undefined): void => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (error === undefined && refused === undefined)
+        return resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, held));
+      account.give(held);
+      reject(error ?? new OverBudget(refused!));
+    };
+    const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limit) throw new BodyTooLarge();
+      if (size > limit) {
+        settle(new BodyTooLarge());
+        req.destroy();
+        return;
+      }
       refused ??= account.admit(chunk.length);
-      if (refused !== undefined) continue;
+      if (refused !== undefined) return;
       held += chunk.length;
       chunks.push(chunk);
-    }
-  } catch (error) {
-    account.give(held);
-    throw error;
-  }
-  if (refused === undefined) return Buffer.concat(chunks);
-  account.give(held);
-  throw new OverBudget(refused);
+    };
+    const onEnd = (): void => settle(undefined);
+    const onError = (error: Error): void => settle(error);
+    const onClose = (): void => settle(new Error('the client closed the request before its end'));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /** Header value, the first one if repeated. */

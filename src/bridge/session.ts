@@ -36,7 +36,7 @@ const GET_STREAM = 0;
 class Exchange {
   readonly id: RequestId;
   readonly #res: ServerResponse;
-  readonly #headers: Record<string, string>;
+  readonly #headers: Readonly<Record<string, string>>;
   readonly #session: Session;
   #stream: EventStream | undefined;
   done = false;
@@ -45,7 +45,7 @@ class Exchange {
     id: RequestId,
     session: Session,
     res: ServerResponse,
-    headers: Record<string, string>,
+    headers: Readonly<Record<string, string>>,
   ) {
     this.id = id;
     this.#session = session;
@@ -86,6 +86,8 @@ export interface SessionEvents {
 
 export class Session implements SessionPort {
   readonly id: string;
+  /** The headers of every answer in this session. */
+  readonly headers: Readonly<Record<string, string>>;
   readonly upstream: Upstream;
   readonly account: Account;
   readonly #events: SessionEvents;
@@ -99,6 +101,7 @@ export class Session implements SessionPort {
 
   constructor(id: string, upstream: Upstream, account: Account, events: SessionEvents) {
     this.id = id;
+    this.headers = { [HEADER.sessionId]: id };
     this.upstream = upstream;
     this.account = account;
     this.#events = events;
@@ -153,10 +156,6 @@ export class Session implements SessionPort {
   /** A client notification or response: no answer expected, unless it is refused. */
   post(message: JsonRpcMessage): JsonRpcError | undefined {
     return this.upstream.fromClient(this, message);
-  }
-
-  get headers(): Record<string, string> {
-    return { [HEADER.sessionId]: this.id };
   }
 
   deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {
