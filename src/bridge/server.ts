@@ -187,7 +187,9 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   };
 
   const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://bridge').pathname;
+    // A bare path, as clients send it, is looked up as it is: no URL parsed for every request.
+    const url = req.url ?? '/';
+    const path = Object.hasOwn(routes, url) ? url : new URL(url, 'http://bridge').pathname;
     const route = routes[path];
     if (!route) return replyText(res, 404, 'not found\n');
     Promise.resolve(route(req, res)).catch((error: unknown) => {
