@@ -148,7 +148,8 @@ describe('PerSession bridge in front of server-everything', () => {
     const bridge = await startTestBridge({ command: SERVERS.misbehaving() });
     const client = await connect(bridge.url);
     const slow = client.callTool({ name: 'progress', arguments: { steps: 30 } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // In flight before the shutdown begins: a fixed pause was too short on a loaded machine.
+    await waitFor('the call to be in flight', () => bridge.bridge.inFlight === 1 || undefined);
     const closing = bridge.close();
     expect(textOf(await slow)).toBe('done in 30 steps');
     await closing;
