@@ -10,9 +10,10 @@
  *   supergateway  `supergateway --outputTransport streamableHttp --stateful` (one child per session)
  *
  * It prints requests/s and p50/p99 latency of `tools/call` at 1, 16 and 128 concurrent
- * sessions (each session a closed loop of calls), the CPU time the HTTP server process itself
- * spends per call (user + system, from /proc: unlike latency, it hardly depends on what else
- * the machine runs), the goals as ratios, session setup time with and without the warm pool,
+ * sessions (each session a closed loop of calls), the CPU time per call of the HTTP server
+ * process itself (user + system, from /proc) and of this load generator (on a loaded machine
+ * each process gets a share of the cores, so whichever needs the most CPU per call bounds the
+ * throughput), the goals as ratios, session setup time with and without the warm pool,
  * and memory per idle session. Every server runs as its own process; the load comes from
  * a minimal raw client (node:http keep-alive, or stdio lines) so that client cost is the same
  * for every HTTP target.
@@ -365,6 +366,8 @@ interface Throughput {
   p99: number;
   /** CPU time of the target's own process per call, in µs (undefined: no such process). */
   cpuUs?: number;
+  /** CPU time of this load generator per call, in µs: what the client side costs. */
+  clientUs: number;
 }
 
 async function throughput(target: Target, sessions: number): Promise<Throughput> {
@@ -390,11 +393,13 @@ async function throughput(target: Target, sessions: number): Promise<Throughput>
   await new Promise((resolve) => setTimeout(resolve, 500)); // warm-up
   const cpu = () => (target.pid === undefined ? Promise.resolve(NaN) : cpuSeconds(target.pid));
   const cpuBefore = await cpu();
+  const clientBefore = process.cpuUsage();
   measuring = true;
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
   measuring = false;
   const elapsed = (performance.now() - started) / 1000;
+  const client = process.cpuUsage(clientBefore);
   const cpuUsed = (await cpu()) - cpuBefore;
   stop = true;
   await Promise.all(loops);
@@ -405,6 +410,7 @@ async function throughput(target: Target, sessions: number): Promise<Throughput>
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
     cpuUs: Number.isNaN(cpuUsed) ? undefined : (cpuUsed / latencies.length) * 1e6,
+    clientUs: (client.user + client.system) / latencies.length,
   };
 }
 
@@ -494,7 +500,7 @@ async function main(): Promise<void> {
     `tools/call ${CALL.name} on the Go SDK everything-server, ${SECONDS} s per cell, closed loop per session\n`,
   );
   console.log(
-    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU µs/req'.padStart(12)}`,
+    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU µs/req'.padStart(12)}${'client µs/req'.padStart(15)}`,
   );
   const results = new Map<string, Throughput>();
   const makers: [string, () => Promise<Target> | Target][] = [
@@ -514,7 +520,7 @@ async function main(): Promise<void> {
       results.set(`${name}/${sessions}`, result);
       const cpu = result.cpuUs === undefined ? '' : fmt(result.cpuUs, 0);
       console.log(
-        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}${cpu.padStart(12)}`,
+        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}${cpu.padStart(12)}${fmt(result.clientUs, 0).padStart(15)}`,
       );
     }
   }
