@@ -123,33 +123,45 @@ async function post(
     ctx.bridge.budget.account();
   const body = await readBudgeted(ctx, req, res, account);
   if (!body) return;
+  // Given back in the same synchronous step in which a session's message is handed on, so no
+  // other body is admitted while it counts twice (budget.ts); later when routing has to wait.
+  let routing: Promise<void> | undefined;
   try {
     const message = parseMessage(body, res);
-    if (message) await route(ctx, req, res, message, body.length);
+    routing = message && route(ctx, req, res, message, body.length);
   } finally {
-    account.give(body.length);
+    if (!routing) account.give(body.length);
   }
+  if (routing) await routing.finally(() => account.give(body.length));
 }
 
-async function route(
+/** Hands the message on; a promise when that has to wait (a new session, 2026-07-28). */
+function route(
   ctx: EndpointContext,
   req: IncomingMessage,
   res: ServerResponse,
   message: JsonRpcMessage,
   bytes: number,
-): Promise<void> {
+): Promise<void> | undefined {
   dropUnprovenUnfiltered(ctx, req, message);
   if (ctx.stateless?.claims(req, message)) return ctx.stateless.handle(req, res, message, bytes);
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes);
   const session = findSession(ctx, req, res);
-  if (!session) return;
-  if (isRequest(message)) return session.request(message, res, bytes);
+  if (!session) return undefined;
+  if (isRequest(message)) {
+    session.request(message, res, bytes);
+    return undefined;
+  }
   const refusal = session.post(message);
-  if (!refusal) return replyEmpty(res, 202, session.headers);
+  if (!refusal) {
+    replyEmpty(res, 202, session.headers);
+    return undefined;
+  }
   const { code, message: text, data } = refusal.error;
   replyError(res, 400, code, text, { data, headers: session.headers });
+  return undefined;
 }
 
 /**
