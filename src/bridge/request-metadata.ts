@@ -17,14 +17,30 @@ const NAMED: Record<string, 'name' | 'uri'> = {
   'resources/read': 'uri',
 };
 
-const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+/**
+ * The sentinel marks an encoded value; clients encode plain values that look like one too
+ * (basic/transports/streamable-http, "Value Encoding"), so a sentinel around anything but Base64
+ * (RFC 4648 section 4, padded) is malformed.
+ */
+const SENTINEL = /^=\?base64\?(.*)\?=$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** Visible ASCII, space and tab (RFC 9110 field values). */
 const PLAIN = /^[\x20-\x7e\t]*$/;
+
+/** Fails on bytes that are not UTF-8, rather than replacing them. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** A header value as the client meant it: Base64 sentinels decoded; undefined if malformed. */
 export function decodeHeaderValue(raw: string): string | undefined {
   const encoded = SENTINEL.exec(raw);
-  if (encoded) return Buffer.from(encoded[1]!, 'base64').toString('utf8');
+  if (encoded) {
+    if (!BASE64.test(encoded[1]!)) return undefined;
+    try {
+      return UTF8.decode(Buffer.from(encoded[1]!, 'base64'));
+    } catch {
+      return undefined;
+    }
+  }
   return PLAIN.test(raw) ? raw : undefined;
 }
 

@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import type { ByteBudget } from './budget.ts';
 import type { SessionMode } from './pod-contract.ts';
 import { isErrorResponse } from '../mcp/jsonrpc.ts';
-import { LATEST_HANDSHAKE_VERSION } from '../mcp/versions.ts';
+import { LATEST_HANDSHAKE_VERSION, STATELESS_VERSION } from '../mcp/versions.ts';
+import { META } from '../mcp/metadata.ts';
 import type { BridgeMetrics, RefusalBound } from './metrics.ts';
 import { Session } from './session.ts';
 import type { Launcher } from './transport.ts';
@@ -63,6 +64,30 @@ const KEEP_ALIVE_MS = 15_000;
 
 export class SessionLimitError extends Error {}
 
+/** The child answered `server/discover` without 2026-07-28: it needs the handshake. */
+class HandshakeEraChild extends Error {}
+
+/**
+ * The `_meta` of the bridge's own requests to a child that speaks 2026-07-28 (basic,
+ * "Per-request protocol fields": version and capabilities are required on every request).
+ */
+export const BRIDGE_REQUEST_META = {
+  [META.protocolVersion]: STATELESS_VERSION,
+  [META.clientCapabilities]: {},
+  [META.clientInfo]: BRIDGE_CLIENT_INFO,
+};
+
+/**
+ * The child that serves 2026-07-28 clients. `native`: the child speaks that revision itself, so
+ * requests reach it as the client sent them and its answers go back as they are; otherwise it
+ * was initialized by the bridge, which translates. `capabilities`: what the child declared.
+ */
+export interface StatelessUpstream {
+  upstream: Upstream;
+  native: boolean;
+  capabilities: Record<string, unknown>;
+}
+
 /** An upstream started on first use, and again on the next use after its child ended. */
 class LazyUpstream {
   readonly #start: () => Promise<Upstream>;
@@ -100,6 +125,10 @@ export class Bridge {
   readonly #retiring = new WeakSet<Upstream>();
   readonly #shared = new LazyUpstream(() => this.#startInitialized());
   readonly #stateless = new LazyUpstream(() => this.#startInitialized());
+  readonly #native = new LazyUpstream(() => this.#startNative());
+  /** What the first `server/discover` showed: the child needs the handshake. */
+  #handshakeEra = false;
+  readonly #nativeCapabilities = new WeakMap<Upstream, Record<string, unknown>>();
   readonly #sweeper: NodeJS.Timeout;
   #lastKeepAlive = Date.now();
 
@@ -174,11 +203,26 @@ export class Bridge {
   }
 
   /**
-   * The child that serves 2026-07-28 clients, initialized by the bridge: those requests carry
-   * no session, so they cannot have a child each. In Shared mode it is the shared child.
+   * The child that serves 2026-07-28 clients: those requests carry no session, so they cannot
+   * have a child each. A child that speaks 2026-07-28 gets them as they are, on a child the
+   * bridge never initializes (an initialized one answers in the revision of its handshake;
+   * supergateway relays the same way). Else a child initialized by the bridge, in Shared mode
+   * the shared child, and the bridge translates. Which one is learned from the first child's
+   * answer to `server/discover` (2026-07-28 basic/transports/streamable-http, "Backward
+   * Compatibility": try a modern request first, fall back to `initialize`).
    */
-  statelessUpstream(): Promise<Upstream> {
-    return (this.config.mode === 'Shared' ? this.#shared : this.#stateless).get();
+  async statelessUpstream(): Promise<StatelessUpstream> {
+    if (!this.#handshakeEra) {
+      const upstream = await this.#native.get().catch((error: unknown) => {
+        if (error instanceof HandshakeEraChild) return undefined;
+        throw error;
+      });
+      if (upstream)
+        return { upstream, native: true, capabilities: this.#nativeCapabilities.get(upstream)! };
+    }
+    const upstream = await (this.config.mode === 'Shared' ? this.#shared : this.#stateless).get();
+    const capabilities = (upstream.initializeResult?.capabilities ?? {}) as Record<string, unknown>;
+    return { upstream, native: false, capabilities };
   }
 
   /**
@@ -232,6 +276,28 @@ export class Bridge {
       throw error;
     }
     return upstream;
+  }
+
+  /**
+   * A fresh child asked `server/discover`, as a 2026-07-28 client would. One that lists
+   * 2026-07-28 is kept as is; one that does not (a handshake-era child answers -32601, or that it
+   * is not initialized) is stopped, and the bridge initializes children from then on.
+   */
+  async #startNative(): Promise<Upstream> {
+    const upstream = await this.#startUpstream();
+    const discover = await upstream.request('server/discover', { _meta: BRIDGE_REQUEST_META });
+    const versions = isErrorResponse(discover) ? undefined : discover.result.supportedVersions;
+    if (Array.isArray(versions) && versions.includes(STATELESS_VERSION)) {
+      const result = discover as { result: { capabilities?: Record<string, unknown> } };
+      this.#nativeCapabilities.set(upstream, result.result.capabilities ?? {});
+      return upstream;
+    }
+    const crashed = upstream.isClosed;
+    this.#retiring.add(upstream);
+    void upstream.close();
+    if (crashed) throw new Error('the MCP server process ended before it answered server/discover');
+    this.#handshakeEra = true;
+    throw new HandshakeEraChild();
   }
 
   async #startUpstream(): Promise<Upstream> {

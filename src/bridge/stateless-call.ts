@@ -11,6 +11,10 @@
  *   `InputRequiredResult` (basic/patterns/mrtr): the child's call stays open, parked under a
  *   `requestState`, until the client retries with `inputResponses`;
  * - the client closing the stream cancels the request (basic/patterns/cancellation).
+ *
+ * To a child that speaks 2026-07-28 itself (`native`), the request goes as the client sent it
+ * and the answer comes back as the child wrote it: its own `resultType`, `inputRequests` keys
+ * and `requestState`, which only the server can know.
  */
 
 import type { ServerResponse } from 'node:http';
@@ -38,6 +42,24 @@ const CACHEABLE = new Set([
   'resources/read',
   'resources/templates/list',
 ]);
+
+/**
+ * Errors of 2026-07-28 that are answered with HTTP 400 (basic "Per-request protocol fields",
+ * basic/transports/streamable-http "Server Validation" and "Backward Compatibility").
+ */
+const BAD_REQUEST_CODES: ReadonlySet<number> = new Set([
+  WIRE.HEADER_MISMATCH,
+  WIRE.MISSING_REQUIRED_CLIENT_CAPABILITY,
+  WIRE.UNSUPPORTED_PROTOCOL_VERSION,
+]);
+
+/**
+ * The port declares every capability the child may ask for, so that each such request reaches
+ * it; whether the client declared it is checked here, where a missing one is the client's error.
+ */
+const EVERY_INPUT_CAPABILITY = Object.fromEntries(
+  Object.values(CLIENT_CAPABILITY).map((capability) => [capability, {}]),
+);
 
 const LOG_LEVELS = [
   'debug',
@@ -83,7 +105,10 @@ export class StatelessCall implements SessionPort {
   readonly id = `stateless-${nextPort++}`;
   readonly #context: CallContext;
   readonly #method: string;
-  readonly clientCapabilities: Record<string, unknown>;
+  readonly #native: boolean;
+  readonly clientCapabilities = EVERY_INPUT_CAPABILITY;
+  /** What the client declared in `_meta`. */
+  readonly #declared: Record<string, unknown>;
   readonly #logLevel: number;
   /** The HTTP exchange the next answer goes to, and the client id it must carry. */
   #res: ServerResponse | undefined;
@@ -94,11 +119,17 @@ export class StatelessCall implements SessionPort {
   /** Input requests handed to the client in the last InputRequiredResult: key → child's id. */
   readonly inputKeys = new Map<string, RequestId>();
 
-  constructor(context: CallContext, request: JsonRpcRequest, res: ServerResponse) {
+  constructor(
+    context: CallContext,
+    request: JsonRpcRequest,
+    res: ServerResponse,
+    { native = false }: { native?: boolean } = {},
+  ) {
     this.#context = context;
     this.#method = request.method;
+    this.#native = native;
     const meta = (request.params?._meta ?? {}) as Record<string, unknown>;
-    this.clientCapabilities = (meta[META.clientCapabilities] ?? {}) as Record<string, unknown>;
+    this.#declared = (meta[META.clientCapabilities] ?? {}) as Record<string, unknown>;
     const level = meta[META.logLevel];
     this.#logLevel = typeof level === 'string' ? LOG_LEVELS.indexOf(level) : -1;
     this.#clientId = request.id;
@@ -109,6 +140,10 @@ export class StatelessCall implements SessionPort {
   start(request: JsonRpcRequest, bytes: number): void {
     const { upstream } = this.#context;
     upstream.attach(this);
+    if (this.#native) {
+      upstream.fromClient(this, request, bytes);
+      return;
+    }
     const meta = { ...(request.params?._meta as Record<string, unknown> | undefined) };
     for (const key of Object.values(META)) delete meta[key];
     const params = { ...request.params };
@@ -177,7 +212,7 @@ export class StatelessCall implements SessionPort {
       return;
     }
     let answer = { ...response, id: this.#clientId } as JsonRpcResponse;
-    if (!isErrorResponse(answer)) {
+    if (!isErrorResponse(answer) && !this.#native) {
       answer = {
         ...answer,
         result: statelessResult(this.#method, answer.result, this.#context.serverInfo),
@@ -188,15 +223,30 @@ export class StatelessCall implements SessionPort {
   }
 
   #inputRequest(request: JsonRpcRequest): void {
-    // Only requests for a client capability become input requests; the upstream has checked
-    // that this request declared it. Others (a ping) get a refusal, and the child decides.
-    if (CLIENT_CAPABILITY[request.method] === undefined) {
+    // Only requests for a client capability become input requests. Others (a ping) get a
+    // refusal, and the child decides.
+    const capability = CLIENT_CAPABILITY[request.method];
+    if (capability === undefined || this.#declared[capability] === undefined) {
       const refusal = errorResponse(
         request.id,
         WIRE.METHOD_NOT_FOUND,
         `The client does not support ${request.method}`,
       );
       this.#context.upstream.fromClient(this, refusal);
+    }
+    if (capability === undefined) return;
+    if (this.#declared[capability] === undefined) {
+      // The server MUST NOT rely on a capability the client did not declare, and says which
+      // one is missing (2026-07-28 basic, "Per-request protocol fields"); ending the call
+      // cancels it in the child.
+      const missing = errorResponse(
+        this.#clientId,
+        WIRE.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        `The server requires the ${capability} capability for this request`,
+        { requiredCapabilities: { [capability]: {} } },
+      );
+      this.#write(missing, true);
+      this.#finish();
       return;
     }
     const key = `input-${this.inputKeys.size + 1}`;
@@ -229,9 +279,7 @@ export class StatelessCall implements SessionPort {
     const res = this.#res;
     if (!res || res.destroyed) return;
     if (!this.#sse && last) {
-      const status =
-        isErrorResponse(message) && message.error.code === WIRE.METHOD_NOT_FOUND ? 404 : 200;
-      replyJson(res, status, message);
+      replyJson(res, httpStatus(message), message);
       return;
     }
     if (!this.#sse) {
@@ -248,4 +296,10 @@ export class StatelessCall implements SessionPort {
     this.#context.upstream.detach(this);
     this.#context.done(this);
   }
+}
+
+function httpStatus(message: JsonRpcMessage): number {
+  if (!isErrorResponse(message)) return 200;
+  if (message.error.code === WIRE.METHOD_NOT_FOUND) return 404;
+  return BAD_REQUEST_CODES.has(message.error.code) ? 400 : 200;
 }

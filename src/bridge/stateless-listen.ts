@@ -3,6 +3,10 @@
  * the handshake era: a long-lived SSE response that carries the change notifications the client
  * opted in to, each tagged with the subscription id. Resource subscriptions become
  * `resources/subscribe` requests to the child (shared with other listeners by the upstream).
+ *
+ * A child that speaks 2026-07-28 sends change notifications only on a `subscriptions/listen`
+ * stream of its own: the bridge holds one per child (ChildSubscription), opted in to every
+ * list change, and each listener picks what its client asked for.
  */
 
 import type { ServerResponse } from 'node:http';
@@ -34,6 +38,11 @@ const LIST_CHANGED: Record<string, keyof Filter> = {
 };
 
 const KEEP_ALIVE_MS = 15_000;
+const EVERY_LIST_CHANGE = {
+  toolsListChanged: true,
+  promptsListChanged: true,
+  resourcesListChanged: true,
+};
 let nextListener = 0;
 
 /** The part of the filter the child can honour, judged by the capabilities it declared. */
@@ -54,6 +63,54 @@ function honoured(requested: Filter, capabilities: Capabilities): Filter {
   return filter;
 }
 
+/** The bridge's own subscription on a child that speaks 2026-07-28. */
+class ChildSubscription implements SessionPort {
+  readonly id = `child-listen-${nextListener++}`;
+  readonly clientCapabilities = {};
+  readonly #upstream: Upstream;
+  readonly #meta: Record<string, unknown>;
+  #open = false;
+
+  constructor(upstream: Upstream, meta: Record<string, unknown>) {
+    this.#upstream = upstream;
+    this.#meta = meta;
+  }
+
+  /**
+   * Opens the subscription unless it is open. The child ends it only when the bridge's request
+   * timeout cancels it; the next listener opens it again.
+   */
+  ensure(): void {
+    if (this.#open) return;
+    this.#open = true;
+    this.#upstream.attach(this);
+    this.#upstream.fromClient(this, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'subscriptions/listen',
+      params: { notifications: EVERY_LIST_CHANGE, _meta: this.#meta },
+    });
+  }
+
+  deliver(message: JsonRpcMessage): void {
+    if (isRequest(message)) {
+      this.#upstream.fromClient(
+        this,
+        errorResponse(message.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
+      );
+    } else if (!isNotification(message)) {
+      this.#open = false;
+      this.#upstream.detach(this);
+    }
+  }
+
+  upstreamClosed(): void {
+    this.#open = false;
+  }
+}
+
+const childSubscriptions = new WeakMap<Upstream, ChildSubscription>();
+
 export class Listener implements SessionPort {
   readonly id = `listen-${nextListener++}`;
   /** A subscription stream answers no requests of the child (deliver refuses them). */
@@ -63,6 +120,8 @@ export class Listener implements SessionPort {
   readonly #subscriptionId: RequestId;
   readonly #filter: Filter;
   readonly #keepAlive: NodeJS.Timeout;
+  /** The `_meta` of the bridge's subscription on a child that speaks 2026-07-28. */
+  readonly #nativeMeta: Record<string, unknown> | undefined;
   #closed = false;
 
   constructor(
@@ -70,11 +129,16 @@ export class Listener implements SessionPort {
     request: JsonRpcRequest,
     res: ServerResponse,
     capabilities: Capabilities,
+    nativeMeta?: Record<string, unknown>,
   ) {
     this.#upstream = upstream;
+    this.#nativeMeta = nativeMeta;
     this.#res = res;
     this.#subscriptionId = request.id;
     this.#filter = honoured(request.params?.notifications ?? {}, capabilities);
+    // The bridge's one subscription on a child of 2026-07-28 is for list changes; resource
+    // updates are not offered, so the acknowledgment does not promise them.
+    if (nativeMeta) delete this.#filter.resourceSubscriptions;
     this.#keepAlive = setInterval(() => res.write(':\n\n'), KEEP_ALIVE_MS);
     this.#keepAlive.unref();
     res.once('close', () => this.#stop());
@@ -89,6 +153,15 @@ export class Listener implements SessionPort {
       params: { notifications: this.#filter },
     });
     this.#upstream.attach(this);
+    if (this.#nativeMeta) {
+      let subscription = childSubscriptions.get(this.#upstream);
+      if (!subscription) {
+        subscription = new ChildSubscription(this.#upstream, this.#nativeMeta);
+        childSubscriptions.set(this.#upstream, subscription);
+      }
+      subscription.ensure();
+      return;
+    }
     (this.#filter.resourceSubscriptions ?? []).forEach((uri, i) => {
       this.#upstream.fromClient(this, {
         jsonrpc: '2.0',

@@ -1,17 +1,18 @@
 /**
- * Clients of revision 2026-07-28 in front of a child of the handshake era (2025-11-25 and
- * before). Such a client sends no `initialize` and no session id: every request carries its
- * version and capabilities in `_meta` and mirrors method and name into headers. The bridge
- * checks those (basic/transports/streamable-http, "Server Validation"), answers
- * `server/discover` from the child's InitializeResult, and carries every other request to a
- * child it initialized itself (Bridge.statelessUpstream), translating results (stateless-call.ts) and
- * subscriptions (stateless-listen.ts).
+ * Clients of revision 2026-07-28. Such a client sends no `initialize` and no session id: every
+ * request carries its version and capabilities in `_meta` and mirrors method and name into
+ * headers. The bridge checks those (basic/transports/streamable-http, "Server Validation")
+ * whatever the child. A child that speaks 2026-07-28 itself then gets the request as it came
+ * and answers it (Bridge.statelessUpstream). For a child of the handshake era (2025-11-25 and
+ * before) the bridge answers `server/discover` from the child's InitializeResult and carries
+ * every other request to a child it initialized itself, translating results
+ * (stateless-call.ts) and subscriptions (stateless-listen.ts).
  */
 
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Bridge } from './session-table.ts';
+import { BRIDGE_REQUEST_META, type Bridge, type StatelessUpstream } from './session-table.ts';
 import type { StatelessHandler } from './endpoint.ts';
 import { header } from './guards.ts';
 import {
@@ -59,8 +60,12 @@ class CatalogWatcher implements SessionPort {
   stale = true;
   headers = new Map<string, ParamHeader[]>();
 
-  constructor(upstream: Upstream) {
+  /** The `_meta` its own tools/list carries: a child that speaks 2026-07-28 needs one. */
+  readonly #meta: Record<string, unknown> | undefined;
+
+  constructor(upstream: Upstream, meta: Record<string, unknown> | undefined) {
     this.upstream = upstream;
+    this.#meta = meta;
     upstream.attach(this);
   }
 
@@ -83,10 +88,10 @@ class CatalogWatcher implements SessionPort {
     const headers = new Map<string, ParamHeader[]>();
     let cursor: unknown;
     do {
-      const response = await this.upstream.request(
-        'tools/list',
-        typeof cursor === 'string' ? { cursor } : {},
-      );
+      const response = await this.upstream.request('tools/list', {
+        ...(typeof cursor === 'string' ? { cursor } : {}),
+        ...(this.#meta ? { _meta: this.#meta } : {}),
+      });
       if (isErrorResponse(response)) return;
       for (const tool of (response.result.tools ?? []) as {
         name: string;
@@ -159,17 +164,9 @@ export class StatelessEndpoint implements StatelessHandler {
         { id: message.id },
       );
     }
-    const state = message.params?.requestState;
-    if (
-      typeof state === 'string' &&
-      !this.#parked.has(state) &&
-      (await this.#replicas?.routeParked(req, res, state, message))
-    ) {
-      return;
-    }
-    let upstream: Upstream;
+    let child: StatelessUpstream;
     try {
-      upstream = await this.#bridge.statelessUpstream();
+      child = await this.#bridge.statelessUpstream();
     } catch (error) {
       this.#logger.error({ err: error }, 'cannot start the MCP server for 2026-07-28 clients');
       return replyError(res, 503, WIRE.SERVER_ERROR, 'The MCP server could not be started', {
@@ -178,18 +175,29 @@ export class StatelessEndpoint implements StatelessHandler {
     }
     // The client may have gone while the child started: that cancels its request.
     if (res.destroyed) return;
+    const state = message.params?.requestState;
+    // A child of 2026-07-28 keeps its state in requestState itself: any replica can serve it.
+    if (
+      !child.native &&
+      typeof state === 'string' &&
+      !this.#parked.has(state) &&
+      (await this.#replicas?.routeParked(req, res, state, message))
+    ) {
+      return;
+    }
+    const { upstream, native } = child;
     const init = upstream.initializeResult ?? {};
-    if (message.method === 'server/discover')
+    if (message.method === 'server/discover' && !native)
       return replyJson(res, 200, { jsonrpc: '2.0', id: message.id, result: discoverResult(init) });
-    if (message.method === 'subscriptions/listen')
-      return this.#listen(upstream, message, res, init);
+    if (message.method === 'subscriptions/listen') return this.#listen(child, message, res);
     if (message.method === 'tools/call') {
-      const mismatch = await this.#paramHeaders(upstream, req, message);
+      const mismatch = await this.#paramHeaders(child, req, message);
       if (mismatch)
         return replyError(res, 400, WIRE.HEADER_MISMATCH, `Header mismatch: ${mismatch}`, {
           id: message.id,
         });
     }
+    if (native) return this.#relay(upstream, message, res, bytes);
     this.#call(upstream, message, res, init.serverInfo, bytes);
   }
 
@@ -199,12 +207,30 @@ export class StatelessEndpoint implements StatelessHandler {
     for (const call of this.#calls) call.abandon();
   }
 
+  /**
+   * In the order the checks of 2026-07-28 depend on each other: a request without the required
+   * `_meta` fields is malformed (-32602, basic "Per-request protocol fields") whatever its
+   * headers say, since there is no body value to compare them with; then the headers must
+   * mirror the body (-32020, basic/transports/streamable-http "Server Validation"); then the
+   * version must be one we speak (-32022, basic/versioning).
+   */
   #validate(
     req: IncomingMessage,
     request: JsonRpcRequest,
   ): { code: number; message: string; data?: unknown } | undefined {
     const meta = requestMeta(request);
     const requested = meta[META.protocolVersion];
+    const missing: string[] = [];
+    if (typeof requested !== 'string') missing.push(META.protocolVersion);
+    const capabilities = meta[META.clientCapabilities];
+    if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities))
+      missing.push(META.clientCapabilities);
+    if (missing.length > 0) {
+      return {
+        code: WIRE.INVALID_PARAMS,
+        message: `Invalid params: _meta is missing ${missing.join(' and ')}`,
+      };
+    }
     const mismatch = headerMismatch(req, request);
     if (mismatch) return { code: WIRE.HEADER_MISMATCH, message: `Header mismatch: ${mismatch}` };
     if (requested !== STATELESS_VERSION) {
@@ -214,28 +240,29 @@ export class StatelessEndpoint implements StatelessHandler {
         data: { supported: SUPPORTED_VERSIONS, requested },
       };
     }
-    if (
-      typeof meta[META.clientCapabilities] !== 'object' ||
-      meta[META.clientCapabilities] === null
-    ) {
-      return {
-        code: WIRE.INVALID_PARAMS,
-        message: `Invalid params: _meta is missing ${META.clientCapabilities}`,
-      };
-    }
     return undefined;
   }
 
   async #paramHeaders(
-    upstream: Upstream,
+    { upstream, native }: StatelessUpstream,
     req: IncomingMessage,
     request: JsonRpcRequest,
   ): Promise<string | undefined> {
-    if (this.#catalog?.upstream !== upstream) this.#catalog = new CatalogWatcher(upstream);
+    if (this.#catalog?.upstream !== upstream)
+      this.#catalog = new CatalogWatcher(upstream, native ? BRIDGE_REQUEST_META : undefined);
     const catalog = this.#catalog;
     if (catalog.stale) await catalog.refresh();
     const annotations = catalog.headers.get(request.params?.name as string) ?? [];
     return paramMismatch(req, request.params?.arguments, annotations);
+  }
+
+  /** To a child that speaks 2026-07-28: the request as the client sent it, the answer as is. */
+  #relay(upstream: Upstream, request: JsonRpcRequest, res: ServerResponse, bytes: number): void {
+    const call = new StatelessCall(this.#context(upstream, undefined), request, res, {
+      native: true,
+    });
+    this.#calls.add(call);
+    call.start(request, bytes);
   }
 
   #call(
@@ -289,14 +316,14 @@ export class StatelessEndpoint implements StatelessHandler {
     };
   }
 
-  #listen(
-    upstream: Upstream,
-    request: JsonRpcRequest,
-    res: ServerResponse,
-    init: Record<string, unknown>,
-  ): void {
-    const capabilities = (init.capabilities ?? {}) as Capabilities;
-    const listener = new Listener(upstream, request, res, capabilities);
+  #listen(child: StatelessUpstream, request: JsonRpcRequest, res: ServerResponse): void {
+    const listener = new Listener(
+      child.upstream,
+      request,
+      res,
+      child.capabilities as Capabilities,
+      child.native ? BRIDGE_REQUEST_META : undefined,
+    );
     this.#listeners.add(listener);
     res.once('close', () => this.#listeners.delete(listener));
     listener.start();

@@ -37,6 +37,7 @@ import {
 } from '../mcp/jsonrpc.ts';
 import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
+import { META } from '../mcp/metadata.ts';
 
 /**
  * The client capability each server→client request needs (2025-11-25 basic/lifecycle,
@@ -456,6 +457,12 @@ export class Upstream {
         return;
       }
       default: {
+        // Tagged with a subscription (2026-07-28 basic/patterns/subscriptions): it belongs to
+        // subscription streams, not to the request the child happens to be working on.
+        if (
+          (params._meta as Record<string, unknown> | undefined)?.[META.subscriptionId] !== undefined
+        )
+          return this.#broadcast(notification);
         const work = this.#currentWork();
         if (work?.session) work.session.deliver(notification, work.clientId);
         else this.#broadcast(notification);

@@ -125,6 +125,19 @@ describe('2026-07-28 clients', () => {
       expect(body.error!.code).toBe(-32020);
       expect(body.error!.message).toMatch(/^Header mismatch: /);
     }
+    // Base64 without its padding, or of bytes that are not UTF-8, is malformed.
+    for (const value of [
+      '=?base64?ZWNobw?=',
+      `=?base64?${Buffer.from([0xff]).toString('base64')}?=`,
+    ]) {
+      const { status, body } = await json(
+        await modern(bridge.url, { ...echo, headers: { 'mcp-name': value } }),
+      );
+      expect(status).toBe(400);
+      expect(body.error!.message).toBe(
+        'Header mismatch: the Mcp-Name header contains invalid characters',
+      );
+    }
     // The Base64 sentinel encoding is decoded before comparing.
     const encoded = `=?base64?${Buffer.from('echo').toString('base64')}?=`;
     const ok = await json(await modern(bridge.url, { ...echo, headers: { 'mcp-name': encoded } }));
@@ -274,13 +287,46 @@ describe('2026-07-28 clients', () => {
     expect(stale.body.error!.message).toMatch(/requestState is unknown or expired/);
   });
 
-  it('does not ask a client for input it did not declare', async () => {
+  it('answers a call that needs a capability the client did not declare with 400 and -32021', async () => {
     const bridge = await fixture();
-    const { body } = await json(
-      await modern(bridge.url, { method: 'tools/call', params: { name: 'elicit', arguments: {} } }),
+    const { status, body } = await json(
+      await modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'elicit', arguments: {} },
+        id: 'no-elicitation',
+      }),
     );
-    expect(body.result).toMatchObject({ resultType: 'complete' });
-    expect(JSON.parse(textOf(body.result))).toMatchObject({ code: -32601 });
+    expect(status).toBe(400);
+    expect(body.id).toBe('no-elicitation');
+    expect(body.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { elicitation: {} } },
+    });
+    // The child is told, and the next call is served as usual.
+    const echo = await json(
+      await modern(bridge.url, { method: 'tools/call', params: { name: 'echo', arguments: {} } }),
+    );
+    expect(echo.status).toBe(200);
+  });
+
+  it('refuses a request without the required _meta with -32602 before comparing headers', async () => {
+    const bridge = await fixture();
+    const cases = [
+      {},
+      { 'io.modelcontextprotocol/clientCapabilities': {} },
+      { 'io.modelcontextprotocol/protocolVersion': VERSION },
+    ];
+    for (const meta of cases) {
+      const response = await post(
+        bridge.url,
+        { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: meta } },
+        { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
+      );
+      const { status, body } = await json(response);
+      expect(status).toBe(400);
+      expect(body.error!.code).toBe(-32602);
+      expect(body.error!.message).toMatch(/^Invalid params: _meta is missing /);
+    }
   });
 
   it('treats a closed response stream as cancellation', async () => {
