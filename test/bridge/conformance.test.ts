@@ -1,55 +1,22 @@
 /**
- * The official conformance suite (`@modelcontextprotocol/conformance`, server mode, every
- * suite) against the bridge fronting the Go SDK's stdio everything-server, in both session
+ * The official conformance suite (`@modelcontextprotocol/conformance`, server mode, the
+ * requirement set of 2025-11-25) against the bridge fronting the Go SDK's stdio everything-server, in both session
  * modes, and against the same server serving Streamable HTTP itself. The bar: the bridge
  * passes every scenario the server passes on its own, with no failed check; any exception must
  * be listed in EXPECTED_FAILURES with its reason.
  */
 
-import { spawn, execFile } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionMode } from '../../src/bridge/pod-contract.ts';
+import { conformance, goHttp, type ScenarioResult } from './conformance.ts';
 import { everythingServer } from './go-server.ts';
-import { NODE, startTestBridge, tempDir } from './harness.ts';
-import { waitFor } from '../support/wait.ts';
-import { freePort } from '../support/ports.ts';
-
-const CONFORMANCE = fileURLToPath(
-  new URL('../../node_modules/@modelcontextprotocol/conformance/dist/index.js', import.meta.url),
-);
+import { startTestBridge } from './harness.ts';
 
 /** Scenarios the bridge may fail although the server passes them directly, and why. */
 const EXPECTED_FAILURES: Record<string, string> = {};
 
-interface ScenarioResult {
-  passed: number;
-  failed: number;
-}
-
-/** Runs every conformance scenario against `url`; returns the summary per scenario. */
-async function conformance(url: string): Promise<Map<string, ScenarioResult>> {
-  const cwd = await tempDir('conformance');
-  const { stdout } = await promisify(execFile)(
-    NODE,
-    [CONFORMANCE, 'server', '--url', url, '--suite', 'all'],
-    {
-      cwd,
-      timeout: 240_000,
-      maxBuffer: 16 * 1024 * 1024,
-    },
-  ).catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }));
-  const summary = stdout.slice(stdout.indexOf('=== SUMMARY ==='));
-  const results = new Map<string, ScenarioResult>();
-  for (const [, name, passed, failed] of summary.matchAll(
-    /^[✓✗] (\S+): (\d+) passed, (\d+) failed/gm,
-  )) {
-    results.set(name!, { passed: Number(passed), failed: Number(failed) });
-  }
-  return results;
-}
+/** The revision whose handshake-era sessions this test covers (conformance-2026.test.ts: the next). */
+const REVISION = '2025-11-25';
 
 describe('conformance suite', { timeout: 600_000 }, () => {
   let binary: string;
@@ -59,21 +26,9 @@ describe('conformance suite', { timeout: 600_000 }, () => {
   beforeAll(async () => {
     binary = await everythingServer();
     // Stateful, so that the session scenarios apply to it as they do to the bridge.
-    const port = await freePort();
-    const server = spawn(binary, ['-http', `127.0.0.1:${port}`, '-stateless=false'], {
-      stdio: 'ignore',
-    });
-    const exited = once(server, 'exit');
-    stop = async () => {
-      server.kill('SIGTERM');
-      await exited;
-    };
-    const url = `http://127.0.0.1:${port}/`;
-    await waitFor(
-      'the Go server to listen',
-      async () => (await fetch(url).catch(() => undefined)) !== undefined || undefined,
-    );
-    direct = await conformance(url);
+    const server = await goHttp(binary);
+    stop = server.stop;
+    direct = (await conformance(server.url, REVISION)).scenarios;
   }, 600_000);
 
   afterAll(async () => {
@@ -91,7 +46,7 @@ describe('conformance suite', { timeout: 600_000 }, () => {
     'the bridge in %s mode passes what the server passes',
     async (sessionMode) => {
       const bridge = await startTestBridge({ command: [binary], sessionMode, maxSessions: 256 });
-      const bridged = await conformance(bridge.url);
+      const bridged = (await conformance(bridge.url, REVISION)).scenarios;
       const table = [...direct].map(([name, own]) => {
         const through = bridged.get(name);
         return {
