@@ -13,8 +13,10 @@
  * sessions (each session a closed loop of calls), the CPU time per call of the HTTP server
  * process itself (user + system, from /proc) and of this load generator (on a loaded machine
  * each process gets a share of the cores, so whichever needs the most CPU per call bounds the
- * throughput), the goals as ratios, session setup time with and without the warm pool,
- * and memory per idle session. Every server runs as its own process; the load comes from
+ * throughput), the goals as ratios, the same calls from clients of revision 2026-07-28
+ * (stateless: no session, every call self-contained) through the bridge and supergateway,
+ * session setup time with and without the warm pool, and memory per idle session. Every
+ * server runs as its own process; the load comes from
  * a minimal raw client (node:http keep-alive, or stdio lines) so that client cost is the same
  * for every HTTP target.
  *
@@ -143,11 +145,13 @@ function post(
   url: string,
   body: unknown,
   session?: string,
+  extraHeaders: Record<string, string> = {},
 ): Promise<{ session?: string; text: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
+      ...extraHeaders,
     };
     if (session) headers['mcp-session-id'] = session;
     const req = request(url, { method: 'POST', agent, headers }, (res) => {
@@ -202,6 +206,44 @@ class HttpSession implements Session {
         (res) => res.resume().on('end', resolve),
       ).end();
     });
+  }
+}
+
+/**
+ * A client of revision 2026-07-28: no session, each call carries its version and capabilities
+ * in `_meta` and mirrors method and name into headers (basic/transports/streamable-http).
+ */
+class StatelessClient implements Session {
+  static readonly HEADERS = {
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': CALL.name,
+  };
+  static readonly META = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' },
+  };
+  readonly #url: string;
+  #next = 1;
+
+  constructor(url: string) {
+    this.#url = url;
+  }
+
+  async call(): Promise<void> {
+    const params = { ...CALL, _meta: StatelessClient.META };
+    const { text } = await post(
+      this.#url,
+      { jsonrpc: '2.0', id: this.#next++, method: 'tools/call', params },
+      undefined,
+      StatelessClient.HEADERS,
+    );
+    if (!text.includes('"complete"')) throw new Error(`unexpected answer: ${text.slice(0, 200)}`);
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 }
 
@@ -465,6 +507,38 @@ async function memoryPerSession(target: Target, sessions: number): Promise<numbe
   return (after - before) / sessions;
 }
 
+/**
+ * The 2026-07-28 column: the same calls from stateless clients (one closed loop per client, no
+ * session) through the HTTP targets that serve them, next to the 2025-11-25 sessions measured
+ * above in the same run.
+ */
+async function statelessColumn(server: string[], sessions: Map<string, Throughput>) {
+  const makers: [string, () => Promise<Target>][] = [
+    ['bridge PerSession', () => bridge('PerSession', server)],
+    ['bridge Shared', () => bridge('Shared', server)],
+    ['supergateway', () => supergateway(server)],
+  ];
+  console.log('\n2026-07-28 clients (stateless calls) next to 2025-11-25 sessions, same run:');
+  console.log(
+    `${'target'.padEnd(20)}${'clients'.padStart(9)}${'2025 req/s'.padStart(12)}${'p50'.padStart(8)}${'2026 req/s'.padStart(12)}${'p50'.padStart(8)}${'p99'.padStart(8)}`,
+  );
+  for (const clients of CONCURRENCY) {
+    for (const [name, make] of makers) {
+      if (ONLY !== undefined && !name.includes(ONLY)) continue;
+      const target = await make();
+      const stateless = await throughput(
+        { ...target, open: () => Promise.resolve(new StatelessClient(target.url!)) },
+        clients,
+      );
+      await target.stop();
+      const session = sessions.get(`${name}/${clients}`);
+      console.log(
+        `${name.padEnd(20)}${String(clients).padStart(9)}${(session ? session.rps.toFixed(0) : '–').padStart(12)}${(session ? session.p50.toFixed(2) : '–').padStart(8)}${stateless.rps.toFixed(0).padStart(12)}${stateless.p50.toFixed(2).padStart(8)}${stateless.p99.toFixed(2).padStart(8)}`,
+      );
+    }
+  }
+}
+
 // --- run ---------------------------------------------------------------------------------
 
 /**
@@ -534,6 +608,7 @@ async function main(): Promise<void> {
     );
   }
   printGoals(results);
+  await statelessColumn(server, results);
   if (ONLY !== undefined || values['throughput-only']) return agent.destroy();
 
   console.log('\nSession setup (median of 5, server-everything from npm):');
