@@ -11,6 +11,7 @@
 
 import type { ServerResponse } from 'node:http';
 import {
+  isErrorResponse,
   isNotification,
   isRequest,
   errorResponse,
@@ -63,12 +64,16 @@ function honoured(requested: Filter, capabilities: Capabilities): Filter {
   return filter;
 }
 
-/** The bridge's own subscription on a child that speaks 2026-07-28. */
+/**
+ * The bridge's own subscription on a child that speaks 2026-07-28, open while any listener
+ * needs it.
+ */
 class ChildSubscription implements SessionPort {
   readonly id = `child-listen-${nextListener++}`;
   readonly clientCapabilities = {};
   readonly #upstream: Upstream;
   readonly #meta: Record<string, unknown>;
+  #listeners = 0;
   #open = false;
 
   constructor(upstream: Upstream, meta: Record<string, unknown>) {
@@ -76,20 +81,17 @@ class ChildSubscription implements SessionPort {
     this.#meta = meta;
   }
 
-  /**
-   * Opens the subscription unless it is open. The child ends it only when the bridge's request
-   * timeout cancels it; the next listener opens it again.
-   */
-  ensure(): void {
-    if (this.#open) return;
-    this.#open = true;
-    this.#upstream.attach(this);
-    this.#upstream.fromClient(this, {
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'subscriptions/listen',
-      params: { notifications: EVERY_LIST_CHANGE, _meta: this.#meta },
-    });
+  join(): void {
+    this.#listeners++;
+    if (!this.#open) this.#subscribe();
+  }
+
+  /** The last listener gone: detaching cancels the subscription in the child. */
+  leave(): void {
+    this.#listeners--;
+    if (this.#listeners > 0) return;
+    this.#open = false;
+    this.#upstream.detach(this);
   }
 
   deliver(message: JsonRpcMessage): void {
@@ -98,14 +100,29 @@ class ChildSubscription implements SessionPort {
         this,
         errorResponse(message.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
       );
-    } else if (!isNotification(message)) {
-      this.#open = false;
-      this.#upstream.detach(this);
+      return;
     }
+    if (isNotification(message)) return;
+    // The answer ends the subscription. When that is the bridge's --request-timeout, not the
+    // child, listeners still waiting get a new one.
+    this.#open = false;
+    const timedOut = isErrorResponse(message) && message.error.code === WIRE.REQUEST_TIMEOUT;
+    if (timedOut && this.#listeners > 0) this.#subscribe();
   }
 
   upstreamClosed(): void {
     this.#open = false;
+  }
+
+  #subscribe(): void {
+    this.#open = true;
+    this.#upstream.attach(this);
+    this.#upstream.fromClient(this, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'subscriptions/listen',
+      params: { notifications: EVERY_LIST_CHANGE, _meta: this.#meta },
+    });
   }
 }
 
@@ -122,6 +139,7 @@ export class Listener implements SessionPort {
   readonly #keepAlive: NodeJS.Timeout;
   /** The `_meta` of the bridge's subscription on a child that speaks 2026-07-28. */
   readonly #nativeMeta: Record<string, unknown> | undefined;
+  #childSubscription: ChildSubscription | undefined;
   #closed = false;
 
   constructor(
@@ -159,7 +177,8 @@ export class Listener implements SessionPort {
         subscription = new ChildSubscription(this.#upstream, this.#nativeMeta);
         childSubscriptions.set(this.#upstream, subscription);
       }
-      subscription.ensure();
+      this.#childSubscription = subscription;
+      subscription.join();
       return;
     }
     (this.#filter.resourceSubscriptions ?? []).forEach((uri, i) => {
@@ -225,5 +244,6 @@ export class Listener implements SessionPort {
     this.#closed = true;
     clearInterval(this.#keepAlive);
     this.#upstream.detach(this);
+    this.#childSubscription?.leave();
   }
 }

@@ -13,6 +13,7 @@ import {
   startTestBridge,
   textOf,
 } from './harness.ts';
+import { everythingServer } from './go-server.ts';
 
 const VERSION = '2026-07-28';
 
@@ -413,6 +414,54 @@ describe('2026-07-28 clients', () => {
         jsonrpc: '2.0',
         method: 'notifications/tools/list_changed',
         params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-1' } },
+      },
+    ]);
+  });
+
+  it('subscriptions/listen on a child that speaks 2026-07-28 outlives the request timeout', async () => {
+    // The Go SDK everything-server answers 2026-07-28 itself: the bridge holds a subscription of
+    // its own on it, which --request-timeout ends and the bridge opens again.
+    const bridge = await startTestBridge({
+      command: [await everythingServer()],
+      requestTimeoutMs: 1_000,
+    });
+    const listen = await modern(bridge.url, {
+      id: 'sub-2',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true } },
+    });
+    const reader = listen.body!.pipeThrough(new TextDecoderStream()).getReader();
+    // A notification that never comes fails the test rather than hanging it.
+    const giveUp = setTimeout(() => void reader.cancel(), 20_000);
+    let text = '';
+    const next = async (pattern: RegExp) => {
+      while (!pattern.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended without ${String(pattern)}: ${text}`);
+        text += value;
+      }
+    };
+    await next(/acknowledged/);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const trigger = await json(
+      await modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'test_trigger_tool_change', arguments: {} },
+      }),
+    );
+    expect(trigger.body.result).toMatchObject({ resultType: 'complete' });
+    await next(/list_changed/);
+    clearTimeout(giveUp);
+    await reader.cancel();
+    const changes = sseEvents(text)
+      .map((event) => JSON.parse(event.data) as Record<string, unknown>)
+      .filter((message) => message.method === 'notifications/tools/list_changed');
+    // Once, tagged with the client's subscription, however often the bridge subscribed.
+    expect(changes).toEqual([
+      {
+        jsonrpc: '2.0',
+        method: 'notifications/tools/list_changed',
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-2' } },
       },
     ]);
   });
