@@ -64,6 +64,18 @@ function honoured(requested: Filter, capabilities: Capabilities): Filter {
   return filter;
 }
 
+/** Answers a request of the child that reached a port with no client request to ask. */
+export function refuseUnrelated(
+  upstream: Upstream,
+  port: SessionPort,
+  request: JsonRpcRequest,
+): void {
+  upstream.fromClient(
+    port,
+    errorResponse(request.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
+  );
+}
+
 /**
  * The bridge's own subscription on a child that speaks 2026-07-28, open while any listener
  * needs it.
@@ -95,13 +107,7 @@ class ChildSubscription implements SessionPort {
   }
 
   deliver(message: JsonRpcMessage): void {
-    if (isRequest(message)) {
-      this.#upstream.fromClient(
-        this,
-        errorResponse(message.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
-      );
-      return;
-    }
+    if (isRequest(message)) return refuseUnrelated(this.#upstream, this, message);
     if (isNotification(message)) return;
     // The answer ends the subscription. When that is the bridge's --request-timeout, not the
     // child, listeners still waiting get a new one.
@@ -192,14 +198,8 @@ export class Listener implements SessionPort {
   }
 
   deliver(message: JsonRpcMessage): void {
-    if (isRequest(message)) {
-      // Not ours to answer: input requests only reach the request that caused them.
-      this.#upstream.fromClient(
-        this,
-        errorResponse(message.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
-      );
-      return;
-    }
+    // Not ours to answer: input requests only reach the request that caused them.
+    if (isRequest(message)) return refuseUnrelated(this.#upstream, this, message);
     if (!isNotification(message) || !this.#wants(message)) return;
     this.#send(message);
   }

@@ -16,7 +16,6 @@ import { BRIDGE_REQUEST_META, type Bridge, type StatelessUpstream } from './sess
 import type { StatelessHandler } from './endpoint.ts';
 import { header } from './guards.ts';
 import {
-  errorResponse,
   isErrorResponse,
   isNotification,
   isRequest,
@@ -34,7 +33,7 @@ import {
   requestMeta,
   type ParamHeader,
 } from './request-metadata.ts';
-import { Listener, type Capabilities } from './stateless-listen.ts';
+import { Listener, refuseUnrelated, type Capabilities } from './stateless-listen.ts';
 import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from './replies.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
@@ -71,10 +70,7 @@ class CatalogWatcher implements SessionPort {
 
   deliver(message: JsonRpcMessage): void {
     if (isRequest(message)) {
-      this.upstream.fromClient(
-        this,
-        errorResponse(message.id, WIRE.METHOD_NOT_FOUND, 'No client request is waiting for this'),
-      );
+      refuseUnrelated(this.upstream, this, message);
     } else if (isNotification(message) && message.method === 'notifications/tools/list_changed') {
       this.stale = true;
     }
