@@ -12,7 +12,7 @@ import { load } from 'js-yaml';
 import { CRD_FILE, CRD_NAME } from '../src/api/crd.ts';
 import { KIND } from '../src/api/names.ts';
 import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
-import { connect, type KubeClient } from '../src/kube/client.ts';
+import { connect, isNotFound, type KubeClient } from '../src/kube/client.ts';
 import { loadClientConfig } from '../src/kube/config.ts';
 import { NAMESPACE, collectionPath, objectPath, type ResourceType } from '../src/kube/resources.ts';
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
@@ -29,7 +29,12 @@ export async function counters(url: string) {
   const sum = (re: RegExp, keep: (m: RegExpMatchArray) => boolean = () => true) =>
     [...text.matchAll(re)].filter(keep).reduce((total, m) => total + Number(m.at(-1)), 0);
   const requests = /^mcp_operator_kube_requests_total\{verb="(\w+)",code="\d+"\} (\d+)$/gm;
+  const byVerb: Record<string, number> = {};
+  for (const m of text.matchAll(requests)) {
+    if (m[1] !== 'WATCH') byVerb[m[1]!] = (byVerb[m[1]!] ?? 0) + Number(m[2]);
+  }
   return {
+    byVerb,
     requests: sum(requests, (m) => m[1] !== 'WATCH'),
     writes: sum(requests, (m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m[1]!)),
     reconciles: sum(/^mcp_operator_reconcile_total\{result="\w+"\} (\d+)$/gm),
@@ -181,10 +186,26 @@ export function deleteNamespace(client: KubeClient, namespace: string): Promise<
   return client.request({ method: 'DELETE', path: objectPath(NAMESPACE, undefined, namespace) });
 }
 
+/** Deletes `namespace` and waits until the namespace controller has removed all of it. */
+export async function removeNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await deleteNamespace(client, namespace);
+  await waitUntil(
+    `namespace ${namespace} gone`,
+    () =>
+      client.request({ method: 'GET', path: objectPath(NAMESPACE, undefined, namespace) }).then(
+        () => false,
+        (err: unknown) => isNotFound(err),
+      ),
+    1_200_000,
+  );
+}
+
 export interface RunningOperator {
   /** `http://127.0.0.1:<port>` of /readyz and /metrics. */
   url: string;
   pid: number;
+  /** Its JSON log (pino), one line per record. */
+  logFile: string;
   stop(): Promise<void>;
 }
 
@@ -201,7 +222,7 @@ export async function startOperatorProcess(
   });
   try {
     const url = await operator.ready();
-    return { url, pid: operator.pid, stop: () => operator.stop() };
+    return { url, pid: operator.pid, logFile: operator.logFile, stop: () => operator.stop() };
   } catch (error) {
     await operator.stop();
     throw error;

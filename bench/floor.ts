@@ -1,0 +1,86 @@
+/**
+ * The cluster's own floor for N servers: what kube-controller-manager, the scheduler and kwok
+ * cost anyway, without the operator. The objects `render()` returns for each server are POSTed
+ * directly, `concurrency` servers at a time (each server's objects in render's order), until
+ * every Deployment is available. Owner references are dropped: their owner does not exist here,
+ * and the garbage collector would delete the objects.
+ *
+ * The servers are the API server's own defaulting of the spec (a dry-run create), so render
+ * sees exactly what the operator's cache would hold.
+ */
+import { randomUUID } from 'node:crypto';
+import type { V1Deployment } from '@kubernetes/client-node';
+import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
+import { KIND } from '../src/api/names.ts';
+import { MCP_SERVER, type StoredMCPServer } from '../src/api/v1alpha1/stored.ts';
+import { RENDERED_TYPES, type RenderedKind } from '../src/controller/caches.ts';
+import { render } from '../src/controller/render/render.ts';
+import type { KubeClient } from '../src/kube/client.ts';
+import { DEPLOYMENT, collectionPath, type KubeObject } from '../src/kube/resources.ts';
+import { pool, waitUntil } from './harness.ts';
+
+/** The operator's default --bridge-image, as the bench runs it. */
+const BRIDGE_IMAGE = 'mcp-operator:latest';
+
+/** `srv-<i>` as the API server stores it: defaulted, with a uid of its own. */
+async function storedServers(
+  client: KubeClient,
+  namespace: string,
+  n: number,
+  spec: MCPServer['spec'],
+): Promise<StoredMCPServer[]> {
+  const defaulted = await client.request<StoredMCPServer>({
+    method: 'POST',
+    path: collectionPath(MCP_SERVER, namespace),
+    query: { dryRun: 'All' },
+    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'srv-0' }, spec },
+  });
+  return Array.from({ length: n }, (_, i) => ({
+    ...defaulted,
+    metadata: { ...defaulted.metadata, name: `srv-${i}`, uid: randomUUID(), generation: 1 },
+  }));
+}
+
+async function availableCount(client: KubeClient, namespace: string): Promise<number> {
+  const list = await client.request<{ items: V1Deployment[] }>({
+    method: 'GET',
+    path: collectionPath(DEPLOYMENT, namespace),
+  });
+  return list.items.filter((d) => {
+    const want = d.spec?.replicas ?? 1;
+    return (
+      (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
+      (d.status?.updatedReplicas ?? 0) >= want &&
+      (d.status?.availableReplicas ?? 0) >= want
+    );
+  }).length;
+}
+
+/** Seconds from the first POST until every one of the `n` Deployments is available. */
+export async function floorSeconds(
+  client: KubeClient,
+  namespace: string,
+  n: number,
+  concurrency: number,
+  spec: MCPServer['spec'],
+): Promise<number> {
+  const servers = await storedServers(client, namespace, n, spec);
+  const started = Date.now();
+  await pool(servers, concurrency, async (server) => {
+    for (const obj of render(server, { image: BRIDGE_IMAGE }) as KubeObject[]) {
+      const metadata = { ...obj.metadata };
+      delete metadata.ownerReferences;
+      await client.request({
+        method: 'POST',
+        path: collectionPath(RENDERED_TYPES[obj.kind as RenderedKind], namespace),
+        body: { ...obj, metadata },
+      });
+    }
+  });
+  await waitUntil(
+    `${n} floor Deployments available`,
+    async () => (await availableCount(client, namespace)) === n,
+    1_200_000,
+  );
+  return (Date.now() - started) / 1000;
+}
