@@ -23,6 +23,14 @@ export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'mcp-operator';
 export const APP_NAME = 'mcp-server';
 
+/**
+ * On a snapshot ConfigMap (written by discovery): the label keeps it out of the controller's
+ * cache of rendered objects, whose content is cached (a snapshot can be 1 MiB); the annotation
+ * is a digest of its data, so that the metadata cache tells whether it already holds a snapshot.
+ */
+export const LABEL_SNAPSHOT = 'mcp-operator.dev/snapshot';
+export const SNAPSHOT_HASH_ANNOTATION = 'mcp-operator.dev/snapshot-hash';
+
 /** Labels the operator owns on everything it renders; users may not override them. */
 export const RESERVED_LABELS = [LABEL_NAME, LABEL_INSTANCE, LABEL_MANAGED_BY] as const;
 

@@ -5,7 +5,7 @@
  * - MCPServers: the primary kind.
  * - Rendered kinds (ServiceAccount, ConfigMap, Service, Deployment), filtered by our
  *   managed-by label: a change maps to the controller owner reference, so an edited or deleted
- *   object is put back.
+ *   object is put back. Not the snapshot ConfigMaps: discovery tells them by their metadata.
  * - Pods of our Deployments (same label), for the kubelet's and scheduler's failure reasons;
  *   mapped by the instance label, since a Pod's owner is a ReplicaSet.
  * - Secrets and ConfigMaps, metadata only: their resourceVersions enter the pod template
@@ -15,7 +15,13 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { KIND, LABEL_INSTANCE, LABEL_MANAGED_BY, MANAGED_BY } from '../api/names.ts';
+import {
+  KIND,
+  LABEL_INSTANCE,
+  LABEL_MANAGED_BY,
+  LABEL_SNAPSHOT,
+  MANAGED_BY,
+} from '../api/names.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
 import { baselineReferences } from '../discovery/baseline.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -103,7 +109,8 @@ export class Caches {
       new Informer<KubeObject>({
         ...common,
         resource: RENDERED_TYPES[kind],
-        labelSelector: managed,
+        // Snapshot ConfigMaps are discovery's, up to 1 MiB each: the metadata cache has them.
+        labelSelector: kind === 'ConfigMap' ? `${managed},!${LABEL_SNAPSHOT}` : managed,
         indexers: { [BY_OWNER]: (obj) => [controllerOf(obj)?.uid ?? ''] },
         onChange: toOwner,
       });

@@ -4,6 +4,11 @@
  * object bumps `count` and `lastTimestamp` of the existing Event instead of creating another.
  * Recording is best effort: a failure is logged and never fails a reconcile.
  * https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/event-v1/
+ *
+ * A reconcile pass does not wait for its Events: a few are sent at a time, the rest wait their
+ * turn, and beyond a backlog new ones are dropped, as client-go's event broadcaster drops when
+ * its queue of 1000 is full. While thousands of servers converge, Events then neither hold a
+ * worker nor take the connections that the objects and status writes need.
  */
 import type { Logger } from 'pino';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
@@ -32,21 +37,53 @@ interface Seen {
 const MEMORY = 4096;
 /** Messages beyond this are cut: an Event is for a human, not a log (and for a terminal). */
 const MAX_MESSAGE = 1024;
+/** Events sent at once. */
+const SENDING = 4;
+/** Events waiting to be sent; more are dropped (client-go: maxQueuedEvents = 1000). */
+const BACKLOG = 1000;
 
 export class EventRecorder {
   readonly #o: EventRecorderOptions;
   readonly #seen = new Map<string, Seen>();
+  readonly #waiting: (() => void)[] = [];
+  #sending = 0;
+  #dropped = 0;
 
   constructor(options: EventRecorderOptions) {
     this.#o = options;
   }
 
+  /** Records an Event; settles once it was sent (or dropped), never rejects. */
   async record(
     target: KubeObject,
     type: EventType,
     reason: string,
     message: string,
   ): Promise<void> {
+    if (this.#sending >= SENDING) {
+      if (this.#waiting.length >= BACKLOG) {
+        this.#dropped += 1;
+        // Once per full backlog, not once per Event: the log must not grow with the flood.
+        if (this.#dropped % BACKLOG === 1) {
+          this.#o.log.warn({ dropped: this.#dropped, reason }, 'too many events; dropping');
+        }
+        return;
+      }
+      // The slot is handed over by the send that ends (below).
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    } else {
+      this.#sending += 1;
+    }
+    try {
+      await this.#send(target, type, reason, message);
+    } finally {
+      const next = this.#waiting.shift();
+      if (next === undefined) this.#sending -= 1;
+      else next();
+    }
+  }
+
+  async #send(target: KubeObject, type: EventType, reason: string, message: string) {
     const text = shown(message, MAX_MESSAGE);
     const key = [target.metadata.uid, type, reason, text].join('\u0000');
     try {

@@ -90,12 +90,12 @@ export class Manager {
         if (this.#leading) this.#queue.add(key);
       },
     });
-    const { servers, rendered, references } = this.#caches;
+    const { servers, references } = this.#caches;
     this.#discovery = new DiscoveryService({
       client,
       server: (key) => servers.store.get(key),
       snapshots: snapshotWriter(client, (namespace, name) =>
-        rendered.ConfigMap.store.get(objectKey(namespace, name)),
+        references.ConfigMap.store.get(objectKey(namespace, name)),
       ),
       configMapVersion: (namespace, name) =>
         references.ConfigMap.store.get(objectKey(namespace, name))?.metadata.resourceVersion,

@@ -122,11 +122,11 @@ export class Reconciler {
     );
     const pass = await this.#apply(server, desired, log);
     if (pass.failure === undefined) await this.#prune(server, desired, pass, log);
-    const found = this.#o.discovery.status(server, baseline, new Date());
+    const found = await this.#o.discovery.status(server, baseline, new Date());
     const observed = this.#observe(server, desired, pass, found.conditions[0]);
     this.#o.discovery.observe(server, observed.readiness.status === ConditionStatus.True);
     const statusWait = await this.#writeStatus(server, observed, found, log);
-    await this.#recordEvents(server, pass, observed.readiness);
+    this.#recordEvents(server, pass, observed.readiness);
     if (pass.failure !== undefined) throw pass.failure.err;
     const waitMs = Math.max(statusWait, ...pass.waiting.values());
     return waitMs > 0 ? { requeueAfterMs: waitMs } : undefined;
@@ -137,34 +137,55 @@ export class Reconciler {
     const token = await this.#discoveryTokens.ensure(server, log);
     if (token.failure !== undefined) return { ...pass, failure: token.failure };
     if (token.created !== undefined) pass.applied.push(token.created);
-    for (const obj of desired) {
-      const kind = obj.kind as RenderedKind;
-      const live = this.#o.caches.rendered[kind].store.get(keyOf(obj));
-      if (live !== undefined && ownerKey(live) !== keyOf(server)) {
-        const message = `${describe(obj)} already exists and is controlled by something else; delete or rename it`;
-        return { ...pass, failure: { object: describe(obj), message, err: new Error(message) } };
+    // A pod needs its ServiceAccount and ConfigMap: those (and the Services) are applied
+    // together, then the Deployment. One round trip less per server than one at a time.
+    const batches = [
+      desired.filter((obj) => obj.kind !== 'Deployment'),
+      desired.filter((obj) => obj.kind === 'Deployment'),
+    ];
+    for (const batch of batches) {
+      const steps = await Promise.all(batch.map((obj) => this.#applyOne(server, obj, log)));
+      for (const [i, step] of steps.entries()) {
+        if (step === 'applied') pass.applied.push(describe(batch[i]!));
+        else if (typeof step === 'number') pass.waiting.set(batch[i]!.kind!, step);
       }
-      const pendingKey = `${kind}/${keyOf(obj)}`;
-      const hash = obj.metadata.annotations?.[APPLIED_HASH_ANNOTATION] ?? '';
-      // Asked before needsApply too: a cache that caught up clears the entry.
-      const caughtUp = live?.metadata.annotations?.[APPLIED_HASH_ANNOTATION] === hash;
-      const wait = this.#o.pending.waitMs(pendingKey, hash, caughtUp);
-      if (!needsApply(obj, live)) continue;
-      if (wait !== undefined) {
-        pass.waiting.set(kind, wait);
-        continue;
-      }
-      try {
-        await applyObject(this.#o.client, RENDERED_TYPES[kind], obj, FIELD_MANAGER);
-        this.#o.pending.record(pendingKey, hash);
-      } catch (err) {
-        const message = `Could not apply ${describe(obj)}: ${errorText(err)}`;
-        return { ...pass, failure: { object: describe(obj), message, err } };
-      }
-      log.info({ object: describe(obj) }, live === undefined ? 'created' : 'updated');
-      pass.applied.push(describe(obj));
+      const failure = steps.find((step) => typeof step === 'object');
+      if (failure !== undefined) return { ...pass, failure };
     }
     return pass;
+  }
+
+  /**
+   * Applies one desired object unless the cache shows it as desired; says whether it applied,
+   * how long a write still in flight may take to reach the cache, or why it failed.
+   */
+  async #applyOne(
+    server: StoredMCPServer,
+    obj: KubeObject,
+    log: Logger,
+  ): Promise<'applied' | 'unchanged' | number | NonNullable<Pass['failure']>> {
+    const kind = obj.kind as RenderedKind;
+    const live = this.#o.caches.rendered[kind].store.get(keyOf(obj));
+    if (live !== undefined && ownerKey(live) !== keyOf(server)) {
+      const message = `${describe(obj)} already exists and is controlled by something else; delete or rename it`;
+      return { object: describe(obj), message, err: new Error(message) };
+    }
+    const pendingKey = `${kind}/${keyOf(obj)}`;
+    const hash = obj.metadata.annotations?.[APPLIED_HASH_ANNOTATION] ?? '';
+    // Asked before needsApply too: a cache that caught up clears the entry.
+    const caughtUp = live?.metadata.annotations?.[APPLIED_HASH_ANNOTATION] === hash;
+    const wait = this.#o.pending.waitMs(pendingKey, hash, caughtUp);
+    if (!needsApply(obj, live)) return 'unchanged';
+    if (wait !== undefined) return wait;
+    try {
+      await applyObject(this.#o.client, RENDERED_TYPES[kind], obj, FIELD_MANAGER);
+      this.#o.pending.record(pendingKey, hash);
+    } catch (err) {
+      const message = `Could not apply ${describe(obj)}: ${errorText(err)}`;
+      return { object: describe(obj), message, err };
+    }
+    log.info({ object: describe(obj) }, live === undefined ? 'created' : 'updated');
+    return 'applied';
   }
 
   /** Deletes objects we rendered for this server before but render no more (e.g. stdio → url). */
@@ -274,23 +295,30 @@ export class Reconciler {
     log.info({ ready: ready.status, reason: ready.reason }, 'status written');
     // Told once the write went out: a pass on a stale cache recomputes the same change.
     for (const event of discoveryEvents(server.status, found)) {
-      await this.#o.recorder.record(server, event.type, event.reason, event.message);
+      void this.#o.recorder.record(server, event.type, event.reason, event.message);
     }
     return 0;
   }
 
-  /** One Event per kind of change: what was applied, what was deleted, a failure, a new Ready. */
-  async #recordEvents(server: StoredMCPServer, pass: Pass, readiness: Readiness): Promise<void> {
-    const { recorder } = this.#o;
+  /**
+   * One Event per kind of change: what was applied, what was deleted, a failure, a new Ready.
+   * Not waited for (see EventRecorder).
+   */
+  #recordEvents(server: StoredMCPServer, pass: Pass, readiness: Readiness): void {
+    const record = (type: 'Normal' | 'Warning', reason: string, message: string) =>
+      void this.#o.recorder.record(server, type, reason, message);
     if (pass.applied.length > 0) {
-      await recorder.record(server, 'Normal', 'Applied', `Applied ${pass.applied.join(', ')}.`);
+      record('Normal', 'Applied', `Applied ${pass.applied.join(', ')}.`);
     }
     if (pass.pruned.length > 0) {
-      const message = `Deleted ${pass.pruned.join(', ')}: no longer needed by the spec.`;
-      await recorder.record(server, 'Normal', 'Deleted', message);
+      record(
+        'Normal',
+        'Deleted',
+        `Deleted ${pass.pruned.join(', ')}: no longer needed by the spec.`,
+      );
     }
     if (pass.failure !== undefined) {
-      await recorder.record(server, 'Warning', ReadyReason.ApplyFailed, pass.failure.message);
+      record('Warning', ReadyReason.ApplyFailed, pass.failure.message);
       return;
     }
     const before = findCondition(server.status, ConditionType.Ready);
@@ -298,7 +326,7 @@ export class Reconciler {
     // A rollout this pass started is news already told by the Applied event.
     if (readiness.reason === ReadyReason.Progressing && pass.applied.length > 0) return;
     const fine = readiness.status === ConditionStatus.True || CALM_REASONS.has(readiness.reason);
-    await recorder.record(server, fine ? 'Normal' : 'Warning', readiness.reason, readiness.message);
+    record(fine ? 'Normal' : 'Warning', readiness.reason, readiness.message);
   }
 }
 

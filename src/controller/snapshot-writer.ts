@@ -5,35 +5,42 @@
  */
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { FIELD_MANAGER } from '../api/names.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { ConfigMapObject, SnapshotWriter } from '../discovery/runner.ts';
-import { applyObject, covers } from '../kube/apply.ts';
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { FIELD_MANAGER, LABEL_SNAPSHOT, SNAPSHOT_HASH_ANNOTATION } from '../api/names.ts';
+import { applyObject } from '../kube/apply.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { CONFIG_MAP } from '../kube/resources.ts';
+import { CONFIG_MAP, type KubeObject } from '../kube/resources.ts';
 import { objectMeta } from './render/metadata.ts';
 
 /**
- * Applies a snapshot ConfigMap with server-side apply unless the cached one (`cached`, the
- * operator's own ConfigMaps with data) already holds exactly this.
+ * Applies a snapshot ConfigMap with server-side apply unless the cached one (`cached`, from the
+ * metadata-only cache of ConfigMaps) carries the digest of exactly this data.
  */
 export function snapshotWriter(
   client: KubeClient,
-  cached: (namespace: string, name: string) => ConfigMapObject | undefined,
+  cached: (namespace: string, name: string) => KubeObject | undefined,
 ): SnapshotWriter {
   return {
     async write(server: StoredMCPServer, name: string, data: Record<string, string>) {
+      const hash = createHash('sha256').update(canonicalize(data)!).digest('hex').slice(0, 32);
+      const live = cached(server.metadata.namespace, name);
+      if (live?.metadata.annotations?.[SNAPSHOT_HASH_ANNOTATION] === hash) return false;
+      const meta = objectMeta(server, name);
       const configMap: V1ConfigMap = {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: objectMeta(server, name),
+        metadata: {
+          ...meta,
+          labels: { ...meta.labels, [LABEL_SNAPSHOT]: 'true' },
+          annotations: { ...meta.annotations, [SNAPSHOT_HASH_ANNOTATION]: hash },
+        },
         data,
       };
       // client-node's metadata types times as Date; nothing here sets one.
-      const desired = configMap as ConfigMapObject;
-      const live = cached(server.metadata.namespace, name);
-      if (live !== undefined && covers(live, desired)) return false;
-      await applyObject(client, CONFIG_MAP, desired, FIELD_MANAGER);
+      await applyObject(client, CONFIG_MAP, configMap as ConfigMapObject, FIELD_MANAGER);
       return true;
     },
   };

@@ -12,6 +12,7 @@
  * Without a result in memory (the operator just started) status keeps what it has.
  */
 
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { metaTime, type Condition } from '../api/core-v1.ts';
 import {
@@ -30,10 +31,15 @@ import type {
 } from '../api/v1alpha1/mcpserver.ts';
 import { discoveryEnabled, intervalMs } from '../api/v1alpha1/spec.ts';
 import type { Baseline } from './baseline.ts';
-import { type Drift, computeDrift, driftStatus, isDrifted } from '../tools/drift.ts';
+import {
+  type BaselineTool,
+  type Drift,
+  computeDrift,
+  driftStatus,
+  isDrifted,
+} from '../tools/drift.ts';
 import type { ServerResult, Success } from './results.ts';
 import { count, driftMessage } from './status-messages.ts';
-import { compactStatus } from '../tools/snapshot.ts';
 import { MESSAGE_MAX, clip } from '../tools/text.ts';
 
 export interface DiscoveryStatusInput {
@@ -197,8 +203,8 @@ function discoveredCondition(input: DiscoveryStatusInput, result: ServerResult):
   if (success !== undefined && !success.stored.fits) {
     return make(ConditionStatus.False, DiscoveredReason.SnapshotTooLarge, success.stored.message);
   }
-  const tools = success?.snapshot.tools.length ?? 0;
-  const protocol = success?.snapshot.protocolVersion ?? 'unknown';
+  const tools = success?.found.toolCount ?? 0;
+  const protocol = success?.found.protocolVersion ?? 'unknown';
   return make(
     ConditionStatus.True,
     DiscoveredReason.Succeeded,
@@ -216,7 +222,7 @@ function latestDiscovery(result: ServerResult, previous: DiscoveryStatus | undef
 }
 
 function snapshotPart(success: Success): Timeless {
-  const compact = compactStatus(success.snapshot);
+  const compact = success.found;
   return success.stored.fits
     ? { ...compact, snapshotConfigMap: success.stored.configMap }
     : compact;
@@ -277,21 +283,26 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   const invalid = invalidBaseline(input);
   if (invalid !== undefined) return { condition: invalid, drift: undefined };
   const success = result?.success;
-  if (success === undefined) {
-    // After a restart: the comparison status holds is the best there is until a run succeeds.
+  const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
+  const allow = input.server.spec.tools?.allow ?? [];
+  const drift = success === undefined ? undefined : driftOf(success, approved, allow);
+  if (success === undefined || drift === undefined) {
+    // After a restart, or before the snapshot could be compared with a changed baseline: the
+    // comparison status holds is the best there is until then.
     const kept = findCondition(previous, ConditionType.Drifted);
     if (kept !== undefined && COMPARED.has(kept.reason)) {
       return { condition: kept, drift: previous?.drift };
     }
-    const message = 'No discovery has succeeded yet: drift is checked after the first one.';
+    const message =
+      success === undefined
+        ? 'No discovery has succeeded yet: drift is checked after the first one.'
+        : 'The baseline changed: drift is checked again after the next discovery run.';
     return {
       condition: make(ConditionStatus.Unknown, DriftedReason.NotDiscovered, message),
       drift: undefined,
     };
   }
-  const tools = success.snapshot.tools;
-  const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
-  const drift = computeDrift(tools, approved, input.server.spec.tools?.allow ?? []);
+  const tools = success.found.toolCount ?? 0;
   if (isDrifted(drift)) {
     return {
       condition: make(
@@ -304,17 +315,40 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   }
   if (approved === undefined) {
     const { name, namespace } = input.server.metadata;
-    const message = `spec.tools.approved is not set, so the ${count(tools.length, 'tool')} cannot be compared with a baseline. \`mcp-operator approve ${name} -n ${namespace}\` prints one from the current snapshot.`;
+    const message = `spec.tools.approved is not set, so the ${count(tools, 'tool')} cannot be compared with a baseline. \`mcp-operator approve ${name} -n ${namespace}\` prints one from the current snapshot.`;
     return {
       condition: make(ConditionStatus.Unknown, DriftedReason.NoBaseline, message),
       drift: undefined,
     };
   }
-  const message = `The tools match the approved baseline (${tools.length} listed, ${approved.length} approved).`;
+  const message = `The tools match the approved baseline (${tools} listed, ${approved.length} approved).`;
   return {
     condition: make(ConditionStatus.False, DriftedReason.ToolsMatch, message),
     drift: undefined,
   };
+}
+
+/**
+ * What drift depends on besides the snapshot: the approved tools and the allowlist, as a
+ * digest, so that a result can tell whether its drift is still the one to report.
+ */
+export function driftBasis(
+  approved: readonly BaselineTool[] | undefined,
+  allow: readonly string[],
+): string {
+  return createHash('sha256')
+    .update(JSON.stringify([approved ?? null, allow]))
+    .digest('base64');
+}
+
+/** The success's drift against `approved`, if it can be told without reading the snapshot. */
+function driftOf(
+  success: Success,
+  approved: readonly BaselineTool[] | undefined,
+  allow: readonly string[],
+): Drift | undefined {
+  if (success.drift?.basis === driftBasis(approved, allow)) return success.drift.drift;
+  return success.tools === undefined ? undefined : computeDrift(success.tools, approved, allow);
 }
 
 /** Drifted reasons that come from comparing a snapshot with the baseline. */

@@ -9,17 +9,28 @@
 
 import { Gauge, type Registry } from 'prom-client';
 import type { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
-import type { Snapshot } from '../tools/snapshot.ts';
+import type { Drift } from '../tools/drift.ts';
+import type { CompactDiscovery, SnapshotTool } from '../tools/snapshot.ts';
 
 /** Where the full snapshot went: the ConfigMap, or why it did not fit. */
 export type StoredSnapshot = { fits: true; configMap: string } | { fits: false; message: string };
 
+/**
+ * A successful run, kept small: memory must not grow with the size of servers' tool sets.
+ * The full snapshot is in its ConfigMap; it is read again only to compare with another
+ * baseline (DiscoveryService), or kept here when it did not fit one.
+ */
 export interface Success {
   at: Date;
   /** The endpoint discovered, as shown to users (no credentials: the token is a header). */
   url: string;
-  snapshot: Snapshot;
+  /** status.discovery's part from the snapshot: tool names and abbreviated digests. */
+  found: CompactDiscovery;
   stored: StoredSnapshot;
+  /** The drift found, and the baseline and allowlist it was computed against (`driftBasis`). */
+  drift: { basis: string; drift: Drift } | undefined;
+  /** Every tool, only when the snapshot is not in a ConfigMap to read them from. */
+  tools?: readonly SnapshotTool[];
 }
 
 export interface Failure {
@@ -84,6 +95,12 @@ export class ResultStore {
     this.#lastAttempt?.set({ server: key }, at.getTime() / 1000);
     if (previous?.failure === undefined)
       this.#failingSince?.set({ server: key }, at.getTime() / 1000);
+  }
+
+  /** Drift against another baseline, computed from the full snapshot read again. */
+  redrifted(key: string, drift: NonNullable<Success['drift']>): void {
+    const success = this.#results.get(key)?.success;
+    if (success !== undefined) success.drift = drift;
   }
 
   forget(key: string): void {

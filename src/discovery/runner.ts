@@ -23,12 +23,13 @@ import { objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
 import { discover } from './client.ts';
-import { computeDrift, serverDriftSeverity } from '../tools/drift.ts';
+import { type Drift, computeDrift, serverDriftSeverity } from '../tools/drift.ts';
+import { driftBasis } from './discovery-status.ts';
 import { sentence } from '../tools/format.ts';
 import { displayUrl } from './http.ts';
 import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
 import type { RunOutcome } from './scheduler.ts';
-import { type Snapshot, takeSnapshot } from '../tools/snapshot.ts';
+import { type Snapshot, compactStatus, takeSnapshot } from '../tools/snapshot.ts';
 import { CONFIGMAP_LIMIT_BYTES, snapshotConfigMap } from './snapshot-configmap.ts';
 import { timeoutMs } from '../api/v1alpha1/spec.ts';
 import { MESSAGE_MAX, shown } from '../tools/text.ts';
@@ -85,11 +86,17 @@ export class DiscoveryRunner {
       const snapshot = await this.#discover(server, url, signal);
       const stored = await this.#store(server, snapshot);
       signal.throwIfAborted();
-      this.#o.results.succeeded(key, generation, { at, url: displayUrl(url), snapshot, stored });
-      return {
-        toolCount: snapshot.tools.length,
-        drift: await this.#drift(key, server, snapshot),
-      };
+      const drift = await this.#drift(key, server, snapshot);
+      this.#o.results.succeeded(key, generation, {
+        at,
+        url: displayUrl(url),
+        found: compactStatus(snapshot),
+        stored,
+        drift: drift && { basis: drift.basis, drift: drift.drift },
+        // Not in a ConfigMap to read again: kept whole (a tool set over 1 MiB is rare).
+        ...(stored.fits ? {} : { tools: snapshot.tools }),
+      });
+      return { toolCount: snapshot.tools.length, drift: drift?.severity };
     } catch (error) {
       if (!removed(signal)) this.#o.results.failed(key, generation, at, failureOf(error));
       throw error;
@@ -196,22 +203,31 @@ export class DiscoveryRunner {
     return { fits: true, configMap: name };
   }
 
-  /** For the drift gauges; the reconcile pass computes the same drift for status. */
+  /**
+   * Drift against the baseline as it is now, computed while the full snapshot is at hand: the
+   * reconcile pass reports it, and the drift gauges take its severity.
+   */
   async #drift(
     key: string,
     server: StoredMCPServer,
     snapshot: Snapshot,
-  ): Promise<DriftSeverity | undefined> {
+  ): Promise<{ basis: string; drift: Drift; severity: DriftSeverity | undefined } | undefined> {
+    let baseline;
     try {
-      const baseline = await this.#o.baselines.resolve(key, server);
-      if (baseline.kind !== 'tools') return undefined;
-      return serverDriftSeverity(
-        computeDrift(snapshot.tools, baseline.tools, server.spec.tools?.allow),
-      );
+      baseline = await this.#o.baselines.resolve(key, server);
     } catch {
-      // The reconcile pass reports an unreadable baseline; a gauge is not worth a failed run.
+      // The reconcile pass reports an unreadable baseline, and computes drift once it reads.
       return undefined;
     }
+    if (baseline.kind === 'invalid') return undefined;
+    const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
+    const allow = server.spec.tools?.allow ?? [];
+    const drift = computeDrift(snapshot.tools, approved, allow);
+    return {
+      basis: driftBasis(approved, allow),
+      drift,
+      severity: approved === undefined ? undefined : serverDriftSeverity(drift),
+    };
   }
 }
 

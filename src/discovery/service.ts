@@ -18,7 +18,9 @@ import type { Registry } from 'prom-client';
 import type { Agent } from 'undici';
 import { DISCOVER_ANNOTATION } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { keyOf } from '../kube/resources.ts';
+import { CONFIG_MAP, keyOf, objectPath } from '../kube/resources.ts';
+import { computeDrift } from '../tools/drift.ts';
+import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError } from '../errors.ts';
 import { type Baseline, BaselineResolver } from './baseline.ts';
@@ -26,7 +28,7 @@ import { type EgressPolicy, EgressGuard, guardedDispatcher } from './egress.ts';
 import { type SnapshotWriter, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
-import { type DiscoveryStatusPart, discoveryStatus } from './discovery-status.ts';
+import { type DiscoveryStatusPart, discoveryStatus, driftBasis } from './discovery-status.ts';
 import { discoveryEnabled, intervalMs, timeoutMs } from '../api/v1alpha1/spec.ts';
 
 export interface DiscoveryServiceOptions {
@@ -57,9 +59,13 @@ export class DiscoveryService {
   readonly #inputs = new Map<string, string>();
   readonly #secretVersion: DiscoveryServiceOptions['secretVersion'];
   readonly #dispatcher: Agent;
+  readonly #client: KubeClient;
+  readonly #log: Logger;
 
   constructor(o: DiscoveryServiceOptions) {
     this.#secretVersion = o.secretVersion;
+    this.#client = o.client;
+    this.#log = o.log;
     this.#results = new ResultStore(o.registry);
     this.#baselines = new BaselineResolver(o.client, o.configMapVersion);
     this.#dispatcher = guardedDispatcher(new EgressGuard(o.egress));
@@ -93,7 +99,12 @@ export class DiscoveryService {
   }
 
   /** status.discovery, status.drift and the Discovered and Drifted conditions, as of `now`. */
-  status(server: StoredMCPServer, baseline: Baseline, now: Date): DiscoveryStatusPart {
+  async status(
+    server: StoredMCPServer,
+    baseline: Baseline,
+    now: Date,
+  ): Promise<DiscoveryStatusPart> {
+    await this.#redrift(server, baseline);
     return discoveryStatus({
       server,
       previous: server.status,
@@ -101,6 +112,40 @@ export class DiscoveryService {
       baseline,
       now,
     });
+  }
+
+  /**
+   * A run computed drift against the baseline of its time; against another one (the baseline
+   * or the allowlist changed since) the full snapshot is read again from its ConfigMap. When
+   * that fails (edited, deleted) the server is discovered again at once.
+   */
+  async #redrift(server: StoredMCPServer, baseline: Baseline): Promise<void> {
+    const key = keyOf(server);
+    const success = this.#results.get(key)?.success;
+    if (success === undefined || !success.stored.fits || baseline.kind === 'invalid') return;
+    const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
+    const allow = server.spec.tools?.allow ?? [];
+    const basis = driftBasis(approved, allow);
+    if (success.drift?.basis === basis) return;
+    const { namespace } = server.metadata;
+    const name = success.stored.configMap;
+    try {
+      const configMap = await this.#client.request<{ data?: Record<string, string> }>({
+        method: 'GET',
+        path: objectPath(CONFIG_MAP, namespace, name),
+      });
+      const snapshot = readSnapshot(
+        configMap.data?.[SNAPSHOT_KEY] ?? '',
+        `ConfigMap ${namespace}/${name}`,
+      );
+      this.#results.redrifted(key, { basis, drift: computeDrift(snapshot.tools, approved, allow) });
+    } catch (error) {
+      this.#log.warn(
+        { namespace, name: server.metadata.name, err: error },
+        'snapshot unreadable; discovering again',
+      );
+      this.#scheduler.remove(key);
+    }
   }
 
   /** Keeps the schedule in line with the server; `ready` is its Ready condition being True. */

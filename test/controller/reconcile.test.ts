@@ -52,7 +52,7 @@ async function reconcilerFor(spec: MCPServerSpec) {
     client,
     server: (key) => caches.servers.store.get(key),
     snapshots: snapshotWriter(client, (namespace, name) =>
-      caches.rendered.ConfigMap.store.get(objectKey(namespace, name)),
+      caches.references.ConfigMap.store.get(objectKey(namespace, name)),
     ),
     configMapVersion: () => undefined,
     secretVersion: () => undefined,

@@ -9,13 +9,15 @@ import type { Baseline } from '../../src/discovery/baseline.ts';
 import { discoveryEvents } from '../../src/discovery/discovery-events.ts';
 import type { ServerResult } from '../../src/discovery/results.ts';
 import type { Tool } from '../../src/mcp/schemas.ts';
-import { type Snapshot, takeSnapshot } from '../../src/tools/snapshot.ts';
+import { type Snapshot, compactStatus, takeSnapshot } from '../../src/tools/snapshot.ts';
 import {
   type DiscoveryStatusInput,
   type DiscoveryStatusPart,
   discoveryDiffers,
   discoveryStatus,
+  driftBasis,
 } from '../../src/discovery/discovery-status.ts';
+import { computeDrift } from '../../src/tools/drift.ts';
 
 /** The status schema as the CRD has it (formats are the API server's business). */
 const validStatus = new Ajv({ strict: false, validateFormats: false }).compile(StatusSchema);
@@ -50,8 +52,11 @@ function success(snapshot: Snapshot, at = T0, generation = 1): ServerResult {
     success: {
       at,
       url: 'http://srv/mcp',
-      snapshot,
+      found: compactStatus(snapshot),
       stored: { fits: true, configMap: 'srv-snapshot' },
+      drift: undefined,
+      // Every tool at hand: drift is computed from them against whichever baseline.
+      tools: snapshot.tools,
     },
     failure: undefined,
   };
@@ -204,6 +209,36 @@ describe('discoveryStatus', () => {
       changed: [{ name: 'search', fields: ['description'], severity: 'description-only' }],
       since: '2026-11-30T10:00:00Z',
     });
+  });
+
+  it("reports the drift its run computed, and keeps status's while the baseline differs", () => {
+    const snapshot = snapshotOf(search, fetchTool);
+    const approved = definitions(search);
+    const tools = approved.kind === 'tools' ? approved.tools : [];
+    const computed: ServerResult = {
+      ...success(snapshot),
+      success: {
+        at: T0,
+        url: 'http://srv/mcp',
+        found: compactStatus(snapshot),
+        stored: { fits: true, configMap: 'srv-snapshot' },
+        // As a run stores it: the drift, not the tools (they are in the ConfigMap).
+        drift: { basis: driftBasis(tools, []), drift: computeDrift(snapshot.tools, tools) },
+      },
+    };
+    const first = discoveryStatus(input({ result: computed, baseline: approved }));
+    expect(byType(first).drifted).toMatchObject({ status: 'True', reason: 'ToolsChanged' });
+    expect(first.drift).toMatchObject({ added: ['fetch'] });
+    const changed = discoveryStatus(
+      input({
+        previous: written(first),
+        result: computed,
+        baseline: definitions(search, fetchTool),
+        now: later(MINUTE),
+      }),
+    );
+    expect(byType(changed).drifted).toEqual(byType(first).drifted);
+    expect(changed.drift).toEqual(first.drift);
   });
 
   it('writes nothing new for a run that finds nothing new, until the heartbeat', () => {

@@ -2,20 +2,23 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { DiscoveredReason } from '../../src/api/v1alpha1/conditions.ts';
 import { ResultStore, type Success } from '../../src/discovery/results.ts';
-import { takeSnapshot } from '../../src/tools/snapshot.ts';
+import { compactStatus, takeSnapshot } from '../../src/tools/snapshot.ts';
 
 const failure = { reason: DiscoveredReason.Failed, message: 'The server did not answer.' };
 const success = (seconds: number): Success => ({
   at: new Date(seconds * 1000),
   url: 'http://a.ns:8080/mcp',
-  snapshot: takeSnapshot({
-    protocolVersion: '2025-11-25',
-    serverInfo: undefined,
-    capabilities: { tools: {} },
-    instructions: undefined,
-    tools: [],
-  }),
+  found: compactStatus(
+    takeSnapshot({
+      protocolVersion: '2025-11-25',
+      serverInfo: undefined,
+      capabilities: { tools: {} },
+      instructions: undefined,
+      tools: [],
+    }),
+  ),
   stored: { fits: true, configMap: 'a-tools' },
+  drift: undefined,
 });
 
 async function failingSince(registry: Registry): Promise<string[]> {

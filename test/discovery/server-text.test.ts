@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { MCPServerStatus as StatusSchema } from '../../src/api/v1alpha1/mcpserver.ts';
 import { discover } from '../../src/discovery/client.ts';
 import { failureOf } from '../../src/discovery/runner.ts';
-import { takeSnapshot } from '../../src/tools/snapshot.ts';
+import { compactStatus, takeSnapshot } from '../../src/tools/snapshot.ts';
 import {
   discoveryStatus,
   type DiscoveryStatusInput,
@@ -48,7 +48,14 @@ async function statusAfterDiscovery(url: string) {
       statusInput({
         generation: 1,
         attemptAt: T0,
-        success: { at: T0, url, snapshot, stored },
+        success: {
+          at: T0,
+          url,
+          found: compactStatus(snapshot),
+          stored,
+          drift: undefined,
+          tools: snapshot.tools,
+        },
         failure: undefined,
       }),
     );
