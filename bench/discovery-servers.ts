@@ -4,7 +4,10 @@
  * (2026-07-28, server/discover); `legacy` with the v1 SDK in stateless mode (2025-11-25, so
  * discovery takes the initialize fallback). Prints `listening <port>` when ready.
  *
- * Usage: node bench/discovery-servers.ts <modern|legacy>
+ * `POST /drift` changes one tool's description on every tenth server (index divisible by 10),
+ * for a discovery round in which 10% of the servers drifted.
+ *
+ * Usage: node bench/discovery-servers.ts <modern|legacy> [tools per server; default 10-19]
  */
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -21,10 +24,15 @@ interface BenchTool {
   inputSchema: { type: 'object'; properties: Record<string, object>; required: string[] };
 }
 
+const toolCount = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+/** How often `POST /drift` was called: the drifted servers' first tool says so. */
+let drifts = 0;
+
 function toolsOf(server: number): BenchTool[] {
-  return Array.from({ length: 10 + (server % 10) }, (_, i) => ({
+  const drifted = drifts > 0 && server % 10 === 0;
+  return Array.from({ length: toolCount ?? 10 + (server % 10) }, (_, i) => ({
     name: `tool_${i}`,
-    description: `Tool ${i} of server ${server}: looks things up in the ${i}th index.`,
+    description: `Tool ${i} of server ${server}: looks things up in the ${i}th index.${drifted && i === 0 ? ` Revised ${drifts}.` : ''}`,
     inputSchema: {
       type: 'object',
       properties: {
@@ -72,6 +80,11 @@ function legacyHandler(): (req: IncomingMessage, res: ServerResponse) => Promise
 
 const handle = process.argv[2] === 'legacy' ? legacyHandler() : modernHandler();
 const http = createServer((req, res) => {
+  if (req.method === 'POST' && req.url === '/drift') {
+    drifts += 1;
+    res.end();
+    return;
+  }
   handle(req, res).catch(() => res.destroy());
 });
 http.keepAliveTimeout = 60_000;
