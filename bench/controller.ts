@@ -14,18 +14,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import type { KubeClient } from '../src/kube/client.ts';
-import { collectionPath } from '../src/kube/resources.ts';
-import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import {
   benchCluster,
+  DEPLOYED_SPEC,
   counters,
   createNamespace,
   createServers,
   deleteNamespace,
   peakRssMb,
   quiet,
+  readyCount,
   removeNamespace,
   startOperatorProcess,
   waitUntil,
@@ -35,14 +34,6 @@ import { floorSeconds } from './floor.ts';
 /** Short, so that the steady-state measurement sees a full resync of every server. */
 const RESYNC = '20s';
 const CREATE_CONCURRENCY = 32;
-
-/** Discovery off: its schedule writes status on its own (and the fake pods answer nothing). */
-const SPEC: MCPServer['spec'] = {
-  image: 'example.com/mcp/web:1',
-  transport: 'streamable-http',
-  port: 3000,
-  discovery: { enabled: false },
-};
 
 interface Result {
   n: number;
@@ -57,18 +48,6 @@ interface Result {
   peakRssMb: number;
 }
 
-async function readyCount(client: KubeClient, namespace: string): Promise<number> {
-  const list = await client.request<{ items: MCPServer[] }>({
-    method: 'GET',
-    path: collectionPath(MCP_SERVER, namespace),
-  });
-  return list.items.filter(
-    (s) =>
-      s.status?.observedGeneration === s.metadata.generation &&
-      s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-  ).length;
-}
-
 /** Status writes the operator logged (pino JSON, `status written`). */
 async function statusWrites(logFile: string): Promise<number> {
   const text = await readFile(logFile, 'utf8');
@@ -78,7 +57,7 @@ async function statusWrites(logFile: string): Promise<number> {
 async function floor(client: KubeClient, n: number): Promise<number> {
   const namespace = await createNamespace(client, `floor-${n}`);
   try {
-    return await floorSeconds(client, namespace, n, CREATE_CONCURRENCY, SPEC);
+    return await floorSeconds(client, namespace, n, CREATE_CONCURRENCY, DEPLOYED_SPEC);
   } finally {
     await removeNamespace(client, namespace);
   }
@@ -102,7 +81,7 @@ async function run(
   try {
     const before = await counters(url);
     const started = Date.now();
-    await createServers(client, namespace, n, CREATE_CONCURRENCY, () => SPEC);
+    await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
     await waitUntil(
       `${n} servers Ready`,
       async () => (await readyCount(client, namespace)) === n,

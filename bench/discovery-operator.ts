@@ -36,7 +36,7 @@ import {
   startOperatorProcess,
   stopFixtures,
   waitUntil,
-  type OperatorProcess,
+  type RunningOperator,
 } from './harness.ts';
 
 const args = process.argv.slice(2);
@@ -74,7 +74,7 @@ interface Result {
 async function rediscover(
   client: KubeClient,
   namespace: string,
-  operator: OperatorProcess,
+  operator: RunningOperator,
   names: string[],
   value: string,
 ): Promise<void> {
@@ -97,7 +97,7 @@ async function rediscover(
 /** Times `work`, with the operator's CPU seconds and the API writes until it is quiet again. */
 async function round(
   name: string,
-  operator: OperatorProcess,
+  operator: RunningOperator,
   work: () => Promise<void>,
 ): Promise<Round> {
   const cpu = await cpuSeconds(operator.pid);

@@ -93,6 +93,30 @@ export async function createServers(
   return indexes.map((i) => `srv-${i}`);
 }
 
+/**
+ * The server the controller benches deploy. Discovery off: its schedule writes status on its
+ * own (and the fake pods answer nothing); bench/discovery-operator.ts measures it.
+ */
+export const DEPLOYED_SPEC: MCPServer['spec'] = {
+  image: 'example.com/mcp/web:1',
+  transport: 'streamable-http',
+  port: 3000,
+  discovery: { enabled: false },
+};
+
+/** MCPServers whose status is Ready for their current generation. */
+export async function readyCount(client: KubeClient, namespace: string): Promise<number> {
+  const list = await client.request<{ items: MCPServer[] }>({
+    method: 'GET',
+    path: collectionPath(MCP_SERVER, namespace),
+  });
+  return list.items.filter(
+    (s) =>
+      s.status?.observedGeneration === s.metadata.generation &&
+      s.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  ).length;
+}
+
 /** Polls once a second: listing every MCPServer is itself load on the API server. */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
   await waitFor(what, check, { timeoutMs, intervalMs: 1000 });
@@ -207,22 +231,34 @@ export interface RunningOperator {
   /** Its JSON log (pino), one line per record. */
   logFile: string;
   stop(): Promise<void>;
+  /** SIGKILL: no chance to release the Lease, as when its node dies. */
+  crash(): Promise<void>;
 }
 
-/** `mcp-operator controller` watching `namespace`, its log in a temp file; ready when it returns. */
+/**
+ * `mcp-operator controller` watching `namespace`, without leader election unless `flags` turn
+ * it on (later flags win), its log in a temp file; ready (caches synced) when it returns.
+ */
 export async function startOperatorProcess(
   kubeconfig: string,
   namespace: string,
   flags: string[],
+  name = 'operator',
 ): Promise<RunningOperator> {
   const operator = await OperatorProcess.start({
-    name: `${namespace}-operator`,
+    name: `${namespace}-${name}`,
     args: [`--namespaces=${namespace}`, '--no-leader-elect', ...flags],
     kubeconfig: { path: kubeconfig },
   });
   try {
     const url = await operator.ready();
-    return { url, pid: operator.pid, logFile: operator.logFile, stop: () => operator.stop() };
+    return {
+      url,
+      pid: operator.pid,
+      logFile: operator.logFile,
+      stop: () => operator.stop(),
+      crash: () => operator.kill(),
+    };
   } catch (error) {
     await operator.stop();
     throw error;

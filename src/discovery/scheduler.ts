@@ -86,7 +86,8 @@ export class DiscoveryScheduler {
   readonly #options: Required<Omit<SchedulerOptions, 'registry' | 'onFailure'>> &
     Pick<SchedulerOptions, 'onFailure'>;
   readonly #entries = new Map<string, Entry>();
-  readonly #ready: Entry[] = [];
+  /** Entries due, in order; a Set, so that removing one is O(1) with thousands queued. */
+  readonly #ready = new Set<Entry>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #metrics: SchedulerMetrics | undefined;
 
@@ -138,7 +139,7 @@ export class DiscoveryScheduler {
     if (entry === undefined) return;
     this.#entries.delete(key);
     this.#cancelTimer(entry);
-    if (entry.queued) this.#ready.splice(this.#ready.indexOf(entry), 1);
+    this.#ready.delete(entry);
     entry.run?.abort(operatorError('MCPOP_DISCOVERY_CANCELLED', key));
     this.#metrics?.forget(key);
   }
@@ -150,7 +151,7 @@ export class DiscoveryScheduler {
   }
 
   get queued(): number {
-    return this.#ready.length;
+    return this.#ready.size;
   }
 
   get running(): number {
@@ -160,14 +161,15 @@ export class DiscoveryScheduler {
   #enqueue(entry: Entry): void {
     this.#cancelTimer(entry);
     entry.queued = true;
-    this.#ready.push(entry);
+    this.#ready.add(entry);
     this.#pump();
   }
 
   #pump(): void {
     while (this.#inFlight.size < this.#options.concurrency) {
-      const entry = this.#ready.shift();
+      const entry = this.#ready.values().next().value;
       if (entry === undefined) return;
+      this.#ready.delete(entry);
       entry.queued = false;
       const run = this.#start(entry);
       this.#inFlight.add(run);

@@ -1,0 +1,145 @@
+/**
+ * Leader hand-over under load, on the real control plane: two operator processes with leader
+ * election (default Lease timings: 15 s duration), N MCPServers (default 1000) created 32 at a
+ * time. Twice in one run:
+ * - plain: time until every server is Ready;
+ * - hand-over: once a third of them are Ready, the leader is killed (SIGKILL: it cannot
+ *   release the Lease); time until the standby leads, and until every server is Ready.
+ * Then, once the new leader is quiet, every server's status is checked against its Deployment
+ * (Ready, observed generation, replica counts): a stale one is counted.
+ *
+ *   node bench/leader-handover.ts [N=1000]
+ *
+ * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
+ * test/cluster.
+ */
+import { loadavg } from 'node:os';
+import type { V1Deployment } from '@kubernetes/client-node';
+import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
+import type { KubeClient } from '../src/kube/client.ts';
+import { DEPLOYMENT, collectionPath } from '../src/kube/resources.ts';
+import {
+  DEPLOYED_SPEC,
+  benchCluster,
+  createNamespace,
+  createServers,
+  quiet,
+  readyCount,
+  removeNamespace,
+  sleep,
+  startOperatorProcess,
+  waitUntil,
+  type RunningOperator,
+} from './harness.ts';
+
+const n = Number(process.argv[2] ?? 1000);
+const CREATE_CONCURRENCY = 32;
+/** The controller's default --leader-election lease duration (client-go's). */
+const LEASE_SECONDS = 15;
+
+async function isLeader(operator: RunningOperator): Promise<boolean> {
+  const text = await (await fetch(`${operator.url}/metrics`)).text();
+  return /^mcp_operator_leader 1$/m.test(text);
+}
+
+/** Servers whose status disagrees with their Deployment, or is not Ready for their spec. */
+async function staleCount(client: KubeClient, namespace: string): Promise<number> {
+  const [servers, deployments] = await Promise.all([
+    client.request<{ items: MCPServer[] }>({
+      method: 'GET',
+      path: collectionPath(MCP_SERVER, namespace),
+    }),
+    client.request<{ items: V1Deployment[] }>({
+      method: 'GET',
+      path: collectionPath(DEPLOYMENT, namespace),
+    }),
+  ]);
+  const byName = new Map(deployments.items.map((d) => [d.metadata?.name, d]));
+  return servers.items.filter((s) => {
+    const d = byName.get(s.metadata.name);
+    const ready = s.status?.conditions?.find((c) => c.type === 'Ready');
+    return (
+      d === undefined ||
+      ready?.status !== 'True' ||
+      ready.observedGeneration !== s.metadata.generation ||
+      s.status?.observedGeneration !== s.metadata.generation ||
+      s.status?.replicas !== (d.status?.replicas ?? 0) ||
+      s.status?.readyReplicas !== (d.status?.readyReplicas ?? 0)
+    );
+  }).length;
+}
+
+interface Run {
+  readySeconds: number;
+  /** From the kill to the standby leading. */
+  takeoverSeconds?: number;
+  stale: number;
+}
+
+async function run(client: KubeClient, kubeconfig: string, kill: boolean): Promise<Run> {
+  const namespace = await createNamespace(client, `bench-leader-${n}`);
+  const flags = ['--leader-elect', `--leader-election-namespace=${namespace}`];
+  const replicas = [
+    await startOperatorProcess(kubeconfig, namespace, flags, 'operator-a'),
+    await startOperatorProcess(kubeconfig, namespace, flags, 'operator-b'),
+  ];
+  try {
+    await waitUntil(
+      'a leader',
+      async () => (await Promise.all(replicas.map(isLeader))).some(Boolean),
+      60_000,
+    );
+    const leader = (await isLeader(replicas[0]!)) ? 0 : 1;
+    const started = Date.now();
+    await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
+    let takeoverSeconds: number | undefined;
+    if (kill) {
+      await waitUntil(
+        `a third of ${n} servers Ready`,
+        async () => (await readyCount(client, namespace)) >= n / 3,
+        1_200_000,
+      );
+      const standby = replicas[1 - leader]!;
+      const killed = Date.now();
+      await replicas[leader]!.crash();
+      while (!(await isLeader(standby))) await sleep(200);
+      takeoverSeconds = (Date.now() - killed) / 1000;
+    }
+    await waitUntil(
+      `${n} servers Ready`,
+      async () => (await readyCount(client, namespace)) === n,
+      1_200_000,
+    );
+    const readySeconds = (Date.now() - started) / 1000;
+    await quiet(replicas[kill ? 1 - leader : leader]!.url);
+    return {
+      readySeconds,
+      ...(takeoverSeconds === undefined ? {} : { takeoverSeconds }),
+      stale: await staleCount(client, namespace),
+    };
+  } finally {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await removeNamespace(client, namespace);
+  }
+}
+
+const cluster = await benchCluster();
+try {
+  process.stderr.write(`N=${n}: plain…\n`);
+  const plain = await run(cluster.client, cluster.kubeconfig, false);
+  process.stderr.write(`N=${n}: plain ${plain.readySeconds.toFixed(1)} s; hand-over…\n`);
+  const handover = await run(cluster.client, cluster.kubeconfig, true);
+  const load = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+  console.log(`leader hand-over at ${n} servers, lease ${LEASE_SECONDS} s; load average ${load}`);
+  console.log(
+    `plain: all Ready ${plain.readySeconds.toFixed(1)} s, stale ${plain.stale}; ` +
+      `leader killed: standby led after ${handover.takeoverSeconds?.toFixed(1)} s, ` +
+      `all Ready ${handover.readySeconds.toFixed(1)} s ` +
+      `(+${(handover.readySeconds - plain.readySeconds).toFixed(1)} s), stale ${handover.stale}`,
+  );
+} finally {
+  await cluster.stop();
+}
