@@ -161,26 +161,28 @@ const drift = async () => {
     fixtures.map(({ port }) => fetch(`http://127.0.0.1:${port}/drift`, { method: 'POST' })),
   );
 };
-const results: Result[] = [];
-try {
-  for (const n of sizes.length > 0 ? sizes : [1000]) {
-    process.stderr.write(`N=${n}…\n`);
-    results.push(await run(cluster.client, cluster.kubeconfig, n, urlOf, drift));
-  }
-} finally {
-  await stopFixtures(fixtures);
-  await cluster.stop();
-}
-const load = loadavg()
-  .map((l) => l.toFixed(2))
-  .join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 console.log(
-  `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, Node ${process.version}; load average ${load}`,
+  `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, Node ${process.version}; load average ${load()}`,
 );
 console.log(
   '    N  round        time (s)  servers/s  operator CPU (s)  API writes  writes/server  peak RSS (MiB)',
 );
-for (const r of results) {
+try {
+  for (const n of sizes.length > 0 ? sizes : [1000]) {
+    // Printed as each N ends: a later, bigger N may not finish on a loaded machine.
+    print(await run(cluster.client, cluster.kubeconfig, n, urlOf, drift));
+  }
+  console.log(`load average ${load()}`);
+} finally {
+  await stopFixtures(fixtures);
+  await cluster.stop();
+}
+
+function print(r: Result): void {
   for (const x of r.rounds) {
     console.log(
       [
