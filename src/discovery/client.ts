@@ -14,6 +14,7 @@ import type { Dispatcher } from 'undici';
 import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
 import { operatorError } from '../errors.ts';
 import { WIRE, type JsonRpcErrorObject } from '../mcp/jsonrpc.ts';
+import { type Finding, type ListedTool, keyedTools } from '../tools/findings.ts';
 import type { Discovery } from '../tools/snapshot.ts';
 import { HEADER, META, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
@@ -34,7 +35,6 @@ import {
 import {
   type Checker,
   type Implementation,
-  type Tool,
   DiscoverResultSchema,
   ErrorEnvelopeSchema,
   ImplementationSchema,
@@ -187,7 +187,7 @@ async function discoverStateless(channel: Channel, limits: Limits): Promise<Disc
     serverInfo: serverInfoFrom(discovered._meta),
     capabilities: discovered.capabilities,
     instructions: discovered.instructions,
-    tools: hasTools(discovered.capabilities) ? await listTools(channel, limits, call) : [],
+    ...(hasTools(discovered.capabilities) ? await listTools(channel, limits, call) : NO_TOOLS),
   };
 }
 
@@ -256,7 +256,7 @@ async function discoverWithHandshake(channel: Channel, limits: Limits): Promise<
       serverInfo: initialized.serverInfo,
       capabilities: initialized.capabilities,
       instructions: initialized.instructions,
-      tools: hasTools(initialized.capabilities) ? await listTools(channel, limits, call) : [],
+      ...(hasTools(initialized.capabilities) ? await listTools(channel, limits, call) : NO_TOOLS),
     };
   } finally {
     if (sessionId !== null) await deleteSession(channel, sessionHeaders, limits.closeTimeoutMs);
@@ -281,11 +281,18 @@ const UNFILTERED = { [UNFILTERED_LIST_META]: true };
 /**
  * All pages of tools/list (2025-11-25 / 2026-07-28 server/utilities/pagination). A cursor the
  * server already gave is a loop; more than maxPages pages or maxTools tools ends the run.
+ * Entries that cannot be recorded (no string name) become findings (src/tools/findings.ts).
  */
-async function listTools(channel: Channel, limits: Limits, call: Call): Promise<Tool[]> {
-  const tools: Tool[] = [];
+async function listTools(
+  channel: Channel,
+  limits: Limits,
+  call: Call,
+): Promise<{ tools: ListedTool[]; findings: Finding[] }> {
+  const tools: ListedTool[] = [];
+  const findings: Finding[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
+  let listed = 0;
   for (let pages = 1; ; pages++) {
     if (pages > limits.maxPages) {
       throw endless(channel, `more than ${limits.maxPages} pages`);
@@ -303,12 +310,15 @@ async function listTools(channel: Channel, limits: Limits, call: Call): Promise<
         `resultType '${shown(result.resultType, NAME_MAX)}' (discovery cannot supply input)`,
       );
     }
-    tools.push(...result.tools);
-    if (tools.length > limits.maxTools) {
+    const page = keyedTools(result.tools, listed);
+    listed += result.tools.length;
+    tools.push(...page.tools);
+    findings.push(...page.findings);
+    if (listed > limits.maxTools) {
       throw operatorError('MCPOP_DISCOVERY_TOO_MANY_TOOLS', channel.displayUrl, limits.maxTools);
     }
     cursor = result.nextCursor ?? undefined;
-    if (cursor === undefined) return unique(channel, tools);
+    if (cursor === undefined) return { tools, findings };
     if (seen.has(cursor)) {
       throw endless(channel, `the cursor "${shown(cursor, 80)}" came back on page ${pages}`);
     }
@@ -320,21 +330,7 @@ function endless(channel: Channel, reason: string) {
   return operatorError('MCPOP_DISCOVERY_ENDLESS_PAGES', channel.displayUrl, reason);
 }
 
-/** Drift and enforcement key tools by name, so two tools with one name cannot be told apart. */
-function unique(channel: Channel, tools: Tool[]): Tool[] {
-  const names = new Set<string>();
-  for (const tool of tools) {
-    if (names.has(tool.name)) {
-      throw operatorError(
-        'MCPOP_DISCOVERY_DUPLICATE_TOOL',
-        channel.displayUrl,
-        shown(tool.name, NAME_MAX),
-      );
-    }
-    names.add(tool.name);
-  }
-  return tools;
-}
+const NO_TOOLS = { tools: [], findings: [] };
 
 function hasTools(capabilities: Record<string, unknown>): boolean {
   // Only a server that declares the tools capability offers tools/list (server/tools §Capabilities).
@@ -444,16 +440,8 @@ function validated<T extends TSchema>(
     channel.displayUrl,
     method,
     shown(path, 200),
-    `${message}${toolNameAt(value, path)}`,
+    message,
   );
-}
-
-/** " (tool 'x')" when the path points into tools[i], so the user knows which tool is wrong. */
-function toolNameAt(value: unknown, path: string): string {
-  const index = /^\/tools\/(\d+)/.exec(path)?.[1];
-  if (index === undefined || !isRecord(value) || !Array.isArray(value.tools)) return '';
-  const name: unknown = (value.tools[Number(index)] as { name?: unknown } | undefined)?.name;
-  return typeof name === 'string' ? ` (tool '${shown(name, NAME_MAX)}')` : '';
 }
 
 function unsupportedVersion(channel: Channel, offered: readonly string[]) {

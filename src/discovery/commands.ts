@@ -27,6 +27,7 @@ import { operatorError } from '../errors.ts';
 import { type ApproveForm, approvedMergePatch, approvedYaml } from '../tools/approve.ts';
 import { readBaseline } from './baseline.ts';
 import { computeDrift, isDrifted } from '../tools/drift.ts';
+import { formatFindings } from '../tools/findings.ts';
 import { formatDrift } from '../tools/format.ts';
 import { type Snapshot, isToolName } from '../tools/snapshot.ts';
 import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
@@ -251,7 +252,7 @@ export const diffCommand = command('diff', async (argv) => {
         ? `${namespace}/${name} has no spec.tools.approved: every listed tool is new.\n`
         : '';
     process.stdout.write(
-      `${namespace}/${name}: ${snapshot.tools.length} tools listed (snapshot ${snapshot.digest}).\n${note}${formatDrift(drift)}`,
+      `${namespace}/${name}: ${snapshot.tools.length} tools listed (snapshot ${snapshot.digest}).\n${note}${formatDrift(drift)}${formatFindings(snapshot.findings)}`,
     );
     return isDrifted(drift) ? 1 : 0;
   } finally {

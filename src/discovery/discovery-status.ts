@@ -17,6 +17,7 @@ import { metaTime, type Condition } from '../api/core-v1.ts';
 import {
   ConditionStatus,
   ConditionType,
+  ConformantReason,
   DiscoveredReason,
   DriftedReason,
   findCondition,
@@ -51,8 +52,8 @@ export interface DiscoveryStatusInput {
 
 /** What the reconcile pass merges into the status it writes. */
 export interface DiscoveryStatusPart {
-  /** Discovered, then Drifted. */
-  conditions: [Condition, Condition];
+  /** Discovered, Drifted, then Conformant. */
+  conditions: [Condition, Condition, Condition];
   discovery?: DiscoveryStatus;
   drift?: DriftStatus;
 }
@@ -70,7 +71,7 @@ export function discoveryStatus(input: DiscoveryStatusInput): DiscoveryStatusPar
   const discovered = discoveredPart(input);
   const drifted = driftedPart(input);
   return {
-    conditions: [discovered.condition, drifted.condition],
+    conditions: [discovered.condition, drifted.condition, conformantCondition(input)],
     ...(discovered.discovery === undefined ? {} : { discovery: discovered.discovery }),
     ...(drifted.drift === undefined ? {} : { drift: drifted.drift }),
   };
@@ -144,6 +145,7 @@ function disabled(input: DiscoveryStatusInput): DiscoveryStatusPart {
           DriftedReason.NotDiscovered,
           'Discovery is disabled, so the tools are not compared with spec.tools.approved.',
         ),
+      conformantCondition(input),
     ],
   };
 }
@@ -342,4 +344,42 @@ function compactDrift(drift: Drift, since: string): DriftStatus {
     ...(status.invalidNames?.length ? { invalidNames: status.invalidNames } : {}),
     since,
   };
+}
+
+// --- Conformant -------------------------------------------------------------------------------
+
+/** Findings a Conformant message names; status.discovery.findings and `diff` have more. */
+const MESSAGE_FINDINGS = 3;
+
+/**
+ * Whether the tools of the last successful discovery follow the MCP schema. A server that
+ * breaks it still answers and is still discovered and compared (src/tools/findings.ts); this
+ * condition is where a user sees that its definitions are wrong.
+ */
+function conformantCondition(input: DiscoveryStatusInput): Condition {
+  const make = (status: ConditionStatus, reason: ConformantReason, message: string) =>
+    condition(input, ConditionType.Conformant, status, reason, message);
+  const enabled = discoveryEnabled(input.server.spec);
+  const kept = findCondition(input.previous, ConditionType.Conformant);
+  // After a restart: what the last run found is the best there is until a run ends.
+  if (enabled && input.result === undefined && kept !== undefined) return kept;
+  const success = enabled ? input.result?.success : undefined;
+  if (success === undefined) {
+    const message = 'No discovery has succeeded, so nothing is known about the tool definitions.';
+    return make(ConditionStatus.Unknown, ConformantReason.NotDiscovered, message);
+  }
+  const { findings, tools } = success.snapshot;
+  if (findings.length === 0) {
+    const message = `The ${count(tools.length, 'tool')} listed follow the MCP schema.`;
+    return make(ConditionStatus.True, ConformantReason.Conformant, message);
+  }
+  const first = findings
+    .slice(0, MESSAGE_FINDINGS)
+    .map(({ item, problem }) => `${item}: ${problem}`)
+    .join('; ');
+  const more =
+    findings.length > MESSAGE_FINDINGS ? `; and ${findings.length - MESSAGE_FINDINGS} more` : '';
+  const { name, namespace } = input.server.metadata;
+  const message = `${count(findings.length, 'finding')}: the server publishes tools that break the MCP schema, recorded and compared as published (${first}${more}). See \`mcp-operator diff ${name} -n ${namespace}\`.`;
+  return make(ConditionStatus.False, ConformantReason.SchemaViolations, message);
 }

@@ -66,6 +66,9 @@ const REASONS: Partial<Record<string, DiscoveredReason>> = {
   MCPOP_DISCOVERY_UNAUTHORIZED: DiscoveredReason.Unauthorized,
   MCPOP_DISCOVERY_TIMEOUT: DiscoveredReason.TimedOut,
   MCPOP_DISCOVERY_EGRESS_DENIED: DiscoveredReason.EgressDenied,
+  MCPOP_DISCOVERY_INVALID_RESULT: DiscoveredReason.InvalidAnswer,
+  MCPOP_DISCOVERY_BAD_RESPONSE: DiscoveredReason.InvalidAnswer,
+  MCPOP_DISCOVERY_RPC_ERROR: DiscoveredReason.InvalidAnswer,
 };
 
 export class DiscoveryRunner {

@@ -6,7 +6,7 @@
 
 import { Type } from '@sinclair/typebox';
 import { operatorError } from '../errors.ts';
-import { ImplementationSchema, ToolSchema, checker } from '../mcp/schemas.ts';
+import { ImplementationSchema, checker } from '../mcp/schemas.ts';
 import { type Snapshot, takeSnapshot } from '../tools/snapshot.ts';
 
 /** The key of the snapshot ConfigMap that holds the full snapshot. */
@@ -41,6 +41,7 @@ export function snapshotConfigMap(
     protocolVersion: snapshot.protocolVersion,
     serverInfo: snapshot.serverInfo,
     instructions: snapshot.instructions,
+    findings: snapshot.findings,
   });
   const lines = snapshot.tools.map((tool) => JSON.stringify(tool));
   const text = `${header.slice(0, -1)},"tools":[\n${lines.join(',\n')}\n]}\n`;
@@ -59,7 +60,15 @@ const STORED_SNAPSHOT = checker(
     protocolVersion: Type.String(),
     serverInfo: Type.Optional(ImplementationSchema),
     instructions: Type.Optional(Type.String()),
-    tools: Type.Array(Type.Object({ definition: ToolSchema })),
+    findings: Type.Optional(
+      Type.Array(Type.Object({ item: Type.String(), problem: Type.String() })),
+    ),
+    // Conformant or not, as discovery recorded them (src/tools/findings.ts).
+    tools: Type.Array(
+      Type.Object({
+        definition: Type.Object({ name: Type.String() }, { additionalProperties: true }),
+      }),
+    ),
   }),
 );
 
@@ -91,5 +100,6 @@ export function readSnapshot(text: string, source: string): Snapshot {
     const problem = `its tools digest to ${snapshot.digest}, not to the ${value.snapshotDigest} it records`;
     throw operatorError('MCPOP_SNAPSHOT_INVALID', source, problem);
   }
-  return snapshot;
+  // What discovery found, including entries it could not record as tools.
+  return { ...snapshot, findings: value.findings ?? snapshot.findings };
 }

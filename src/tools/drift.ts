@@ -72,7 +72,11 @@ export function computeDrift(
   baseline: readonly BaselineTool[] | undefined,
   allow: readonly string[] = [],
 ): Drift {
-  const listed = new Map(tools.filter((t) => isToolName(t.name)).map((t) => [t.name, t]));
+  const listed = new Map<string, SnapshotTool>();
+  // A name listed twice is a finding (findings.ts); drift compares the first, as listed.
+  for (const tool of tools) {
+    if (isToolName(tool.name) && !listed.has(tool.name)) listed.set(tool.name, tool);
+  }
   const approved = new Map((baseline ?? []).map((tool) => [tool.name, tool]));
   const changed: ToolChange[] = [];
   for (const entry of approved.values()) {

@@ -50,6 +50,30 @@ const DiscoveredTool = Type.Object(
   },
 );
 
+/** Findings status.discovery keeps; the snapshot ConfigMap has them all. */
+export const FINDINGS_MAX = 20;
+/** Characters of a finding's problem that status keeps. */
+export const FINDING_PROBLEM_MAX = 200;
+
+const Finding = Type.Object(
+  {
+    item: Type.String({
+      description:
+        'The tool as listed (control characters shown as escapes, long names cut), or #<index> for an entry without a string name.',
+      maxLength: SERVER_TEXT_MAX,
+    }),
+    problem: Type.String({
+      description:
+        'How it breaks the MCP schema, e.g. "inputSchema lacks type: object", "duplicate tool name".',
+      maxLength: FINDING_PROBLEM_MAX,
+    }),
+  },
+  {
+    description:
+      'A listed tool that breaks the MCP schema. It is still recorded, digested and compared; the finding says what is wrong with it.',
+  },
+);
+
 /**
  * Times that discovery refreshes without another change only this often, so that a round that
  * finds nothing new writes nothing (docs/adr/0003). Prometheus has the exact times.
@@ -113,6 +137,19 @@ const DiscoveryStatus = Type.Object(
         description:
           "The tools whose names follow MCP's tool-name rules, in compact form (the others are in status.drift.invalidNames).",
         maxItems: MAX_TOOLS,
+      }),
+    ),
+    findingCount: Type.Optional(
+      Type.Integer({
+        description:
+          'How many ways the listed tools break the MCP schema (see findings and the Conformant condition); absent when none do.',
+        minimum: 0,
+      }),
+    ),
+    findings: Type.Optional(
+      Type.Array(Finding, {
+        description: `The first ${FINDINGS_MAX} findings, in list order; \`mcp-operator diff\` shows them all.`,
+        maxItems: FINDINGS_MAX,
       }),
     ),
     snapshotConfigMap: Type.Optional(
@@ -210,3 +247,4 @@ export type DiscoveredTool = Static<typeof DiscoveredTool>;
 export type DiscoveryStatus = Static<typeof DiscoveryStatus>;
 export type DriftStatus = Static<typeof DriftStatus>;
 export type ChangedTool = Static<typeof ChangedTool>;
+export type StatusFinding = Static<typeof Finding>;
