@@ -211,9 +211,11 @@ export async function startOperatorProcess(
 /** A process of bench/discovery-servers.ts serving many light MCP servers on one port. */
 export async function startFixture(
   era: 'modern' | 'legacy',
+  catalog = false,
 ): Promise<{ child: ChildProcess; port: number }> {
   const script = join(import.meta.dirname, 'discovery-servers.ts');
-  const child = spawn(process.execPath, [script, era], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const args = [script, era, ...(catalog ? ['catalog'] : [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
   const port = Number(/listening (\d+)/.exec(chunk.toString())?.[1]);
   if (!Number.isInteger(port)) throw new Error(`fixture did not start: ${chunk.toString()}`);

@@ -12,9 +12,10 @@
 import type { TSchema, Static } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
-import { operatorError } from '../errors.ts';
+import { OperatorError, operatorError } from '../errors.ts';
 import { WIRE, type JsonRpcErrorObject } from '../mcp/jsonrpc.ts';
 import { type Finding, type ListedTool, keyedTools } from '../tools/findings.ts';
+import { CATALOG, CATALOG_KINDS, type ListedItem, isKeyed } from '../tools/catalog.ts';
 import type { Discovery } from '../tools/snapshot.ts';
 import { HEADER, META, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
@@ -39,6 +40,7 @@ import {
   ErrorEnvelopeSchema,
   ImplementationSchema,
   InitializeResultSchema,
+  ListResultSchema,
   ListToolsResultSchema,
   checker,
 } from '../mcp/schemas.ts';
@@ -188,6 +190,7 @@ async function discoverStateless(channel: Channel, limits: Limits): Promise<Disc
     capabilities: discovered.capabilities,
     instructions: discovered.instructions,
     ...(hasTools(discovered.capabilities) ? await listTools(channel, limits, call) : NO_TOOLS),
+    ...(await listCatalog(channel, limits, call, discovered.capabilities)),
   };
 }
 
@@ -257,6 +260,7 @@ async function discoverWithHandshake(channel: Channel, limits: Limits): Promise<
       capabilities: initialized.capabilities,
       instructions: initialized.instructions,
       ...(hasTools(initialized.capabilities) ? await listTools(channel, limits, call) : NO_TOOLS),
+      ...(await listCatalog(channel, limits, call, initialized.capabilities)),
     };
   } finally {
     if (sessionId !== null) await deleteSession(channel, sessionHeaders, limits.closeTimeoutMs);
@@ -331,6 +335,92 @@ function endless(channel: Channel, reason: string) {
 }
 
 const NO_TOOLS = { tools: [], findings: [] };
+
+// --- prompts/list, resources/list, resources/templates/list ------------------------------------
+
+const LIST_RESULT = checker(ListResultSchema);
+
+/**
+ * Every item of each list whose capability the server declares (src/tools/catalog.ts), all
+ * pages, with the bounds of tools/list. An entry without its key (a prompt's name, a
+ * resource's uri) cannot be recorded and is dropped; a server that declares resources but
+ * does not implement resources/templates/list (method not found) has no templates.
+ */
+async function listCatalog(
+  channel: Channel,
+  limits: Limits,
+  call: Call,
+  capabilities: Record<string, unknown>,
+): Promise<Pick<Discovery, 'catalog' | 'catalogFindings'>> {
+  const catalog: NonNullable<Discovery['catalog']> = {};
+  const findings: Finding[] = [];
+  for (const kind of CATALOG_KINDS) {
+    const { method, capability, key, noun } = CATALOG[kind];
+    if (capabilities[capability] === undefined || capabilities[capability] === null) continue;
+    const items: ListedItem[] = [];
+    let listed = 0;
+    for await (const entries of pages(channel, limits, call, method, kind)) {
+      entries.forEach((entry, i) => {
+        if (isKeyed(kind, entry)) items.push(entry);
+        else findings.push({ item: `${noun} #${listed + i}`, problem: `no string ${key}` });
+      });
+      listed += entries.length;
+      if (listed > limits.maxTools) {
+        throw operatorError('MCPOP_DISCOVERY_TOO_MANY_TOOLS', channel.displayUrl, limits.maxTools);
+      }
+    }
+    catalog[kind] = items;
+  }
+  return { catalog, catalogFindings: findings };
+}
+
+async function* pages(
+  channel: Channel,
+  limits: Limits,
+  call: Call,
+  method: string,
+  key: string,
+): AsyncGenerator<unknown[]> {
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 1; ; page++) {
+    if (page > limits.maxPages) throw endless(channel, `more than ${limits.maxPages} pages`);
+    let answer: Record<string, unknown>;
+    try {
+      answer = await call(method, cursor === undefined ? {} : { cursor });
+    } catch (error) {
+      if (method === 'resources/templates/list' && isMethodNotFound(error)) return;
+      throw error;
+    }
+    const result = validated(channel, method, LIST_RESULT, answer);
+    const entries = (result as Record<string, unknown>)[key];
+    if (!Array.isArray(entries)) {
+      throw operatorError(
+        'MCPOP_DISCOVERY_INVALID_RESULT',
+        channel.displayUrl,
+        method,
+        `/${key}`,
+        'Expected array',
+      );
+    }
+    yield entries;
+    cursor = result.nextCursor ?? undefined;
+    if (cursor === undefined) return;
+    if (seen.has(cursor)) {
+      throw endless(channel, `the cursor "${shown(cursor, 80)}" came back on page ${page}`);
+    }
+    seen.add(cursor);
+  }
+}
+
+/** The server's own JSON-RPC error -32601 (MCPOP_DISCOVERY_RPC_ERROR names the code it got). */
+function isMethodNotFound(error: unknown): boolean {
+  return (
+    error instanceof OperatorError &&
+    error.code === 'MCPOP_DISCOVERY_RPC_ERROR' &&
+    error.message.includes(`error ${WIRE.METHOD_NOT_FOUND}:`)
+  );
+}
 
 function hasTools(capabilities: Record<string, unknown>): boolean {
   // Only a server that declares the tools capability offers tools/list (server/tools §Capabilities).

@@ -35,6 +35,7 @@ import { type Drift, computeDrift, driftStatus, isDrifted } from '../tools/drift
 import type { ServerResult, Success } from './results.ts';
 import { count, driftMessage } from './status-messages.ts';
 import { compactStatus } from '../tools/snapshot.ts';
+import { catalogDriftStatus } from '../tools/catalog.ts';
 import { MESSAGE_MAX, clip } from '../tools/text.ts';
 
 export interface DiscoveryStatusInput {
@@ -293,7 +294,10 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   }
   const tools = success.snapshot.tools;
   const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
-  const drift = computeDrift(tools, approved, input.server.spec.tools?.allow ?? []);
+  const drift = computeDrift(tools, approved, input.server.spec.tools?.allow ?? [], {
+    listed: success.snapshot.catalog,
+    approved: baseline.kind === 'tools' ? baseline.catalog : undefined,
+  });
   if (isDrifted(drift)) {
     return {
       condition: make(
@@ -342,6 +346,7 @@ function compactDrift(drift: Drift, since: string): DriftStatus {
     ...(status.changed?.length ? { changed: status.changed } : {}),
     ...(status.missingAllowed?.length ? { missingAllowed: status.missingAllowed } : {}),
     ...(status.invalidNames?.length ? { invalidNames: status.invalidNames } : {}),
+    ...catalogDriftStatus(drift.catalog),
     since,
   };
 }

@@ -209,7 +209,10 @@ export class DiscoveryRunner {
       const baseline = await this.#o.baselines.resolve(key, server);
       if (baseline.kind !== 'tools') return undefined;
       return serverDriftSeverity(
-        computeDrift(snapshot.tools, baseline.tools, server.spec.tools?.allow),
+        computeDrift(snapshot.tools, baseline.tools, server.spec.tools?.allow, {
+          listed: snapshot.catalog,
+          approved: baseline.catalog,
+        }),
       );
     } catch {
       // The reconcile pass reports an unreadable baseline; a gauge is not worth a failed run.

@@ -70,6 +70,12 @@ export const ListToolsResultSchema = Type.Object(
   Open,
 );
 
+/** A page of prompts/list, resources/list or resources/templates/list; items are checked by kind. */
+export const ListResultSchema = Type.Object(
+  { nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])) },
+  Open,
+);
+
 export const InitializeResultSchema = Type.Object(
   {
     protocolVersion: Type.String(),

@@ -22,6 +22,13 @@ import {
 } from './digest.ts';
 import type { Implementation } from '../mcp/schemas.ts';
 import { type Finding, type ListedTool, toolFindings } from './findings.ts';
+import {
+  type Catalog,
+  type CatalogKind,
+  type ListedItem,
+  catalogDigest,
+  catalogItems,
+} from './catalog.ts';
 import { NAME_MAX, shown } from './text.ts';
 
 /** What a server told discovery about itself. */
@@ -36,6 +43,10 @@ export interface Discovery {
   tools: ListedTool[];
   /** Listed entries that could not be recorded as tools (findings.ts); none when absent. */
   findings?: Finding[] | undefined;
+  /** Prompts, resources and resource templates as listed, for the capabilities declared. */
+  catalog?: Partial<Record<CatalogKind, ListedItem[]>> | undefined;
+  /** Listed prompts and resources that could not be recorded (no key). */
+  catalogFindings?: Finding[] | undefined;
 }
 
 /** One tool of a snapshot: its definition as listed and its digests in full. */
@@ -56,6 +67,8 @@ export interface Snapshot {
   tools: SnapshotTool[];
   /** How the listed tools break the MCP schema, in list order; empty for a conformant server. */
   findings: Finding[];
+  /** Prompts, resources and resource templates, for the capabilities the server declares. */
+  catalog: Catalog;
 }
 
 /** Digest every tool. Throws MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent. */
@@ -75,7 +88,17 @@ export function takeSnapshot(discovery: Discovery): Snapshot {
     capabilities: discovery.capabilities,
     instructions: discovery.instructions,
     tools,
-    findings: [...(discovery.findings ?? []), ...toolFindings(discovery.tools)],
+    findings: [
+      ...(discovery.findings ?? []),
+      ...toolFindings(discovery.tools),
+      ...(discovery.catalogFindings ?? []),
+    ],
+    catalog: Object.fromEntries(
+      Object.entries(discovery.catalog ?? {}).map(([kind, listed]) => [
+        kind,
+        catalogItems(kind as CatalogKind, listed),
+      ]),
+    ),
   };
 }
 
@@ -104,6 +127,7 @@ export type CompactDiscovery = Pick<
   | 'tools'
   | 'findingCount'
   | 'findings'
+  | CatalogKind
 >;
 
 /** Hex digits kept of a tool digest in status: enough to see which tools changed. */
@@ -134,6 +158,7 @@ export function compactStatus(snapshot: Snapshot): CompactDiscovery {
       .filter(({ name }) => isToolName(name))
       .map(({ name, digest }) => ({ name, digest: abbreviate(digest) })),
     ...compactFindings(snapshot.findings),
+    ...catalogSummary(snapshot.catalog),
   };
 }
 
@@ -154,4 +179,14 @@ function compactFindings(
 /** `sha256:` and the first 12 hex digits, the form status and `approve --digests` fields use. */
 export function abbreviate(digest: Digest): string {
   return digest.slice(0, 'sha256:'.length + STATUS_DIGEST_HEX);
+}
+
+/** Per kind the server offers, how many items it lists and their digest. */
+function catalogSummary(catalog: Catalog): Pick<CompactDiscovery, CatalogKind> {
+  return Object.fromEntries(
+    Object.entries(catalog).map(([kind, items]) => [
+      kind,
+      { count: items.length, digest: catalogDigest(items) },
+    ]),
+  );
 }

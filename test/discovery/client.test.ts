@@ -181,27 +181,34 @@ describe('pagination and answer formats (scripted legacy server)', () => {
     );
   });
 
-  it('does not ask for tools a server does not declare', async () => {
+  it('does not ask for tools a server does not declare, and lists the prompts it does', async () => {
     const seen: string[] = [];
     const server = await track(
       startScripted({
         page: () => ({ tools: [tool('a')] }),
         seen: (method) => seen.push(method),
         override(message, res) {
-          if (message.method !== 'initialize') return false;
-          const result = {
-            protocolVersion: '2025-11-25',
-            capabilities: { prompts: {} },
-            serverInfo: { name: 'p', version: '1' },
-          };
+          if (message.method !== 'initialize' && message.method !== 'prompts/list') return false;
+          const result =
+            message.method === 'prompts/list'
+              ? { prompts: [{ name: 'greet', description: 'Say hello' }, { title: 'no name' }] }
+              : {
+                  protocolVersion: '2025-11-25',
+                  capabilities: { prompts: {} },
+                  serverInfo: { name: 'p', version: '1' },
+                };
           res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'session-1' });
           res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
           return true;
         },
       }),
     );
-    expect((await discover({ url: server.url })).tools).toEqual([]);
+    const found = await discover({ url: server.url });
+    expect(found.tools).toEqual([]);
+    expect(found.catalog).toEqual({ prompts: [{ name: 'greet', description: 'Say hello' }] });
+    expect(found.catalogFindings).toEqual([{ item: 'prompt #1', problem: 'no string name' }]);
     expect(seen).not.toContain('tools/list');
+    expect(seen).not.toContain('resources/list');
   });
 
   it('keeps two tools with one name, as listed', async () => {

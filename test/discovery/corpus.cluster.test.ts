@@ -92,3 +92,50 @@ describe('server-filesystem, approved at 2025.11.25, rolled back to 2025.8.21', 
     expect(diff.stdout).toContain('FINDING  read_text_file  inputSchema lacks type: object');
   });
 });
+
+describe('server-everything, approved at 2026.8.31 with its prompts and resources', () => {
+  it('rolled back to 2025.9.25, reports each kind that drifted', { timeout: 240_000 }, async () => {
+    await k.create('everything', { url: await bridged('server-everything@2026.8.31') });
+    const found = await waitForCondition(k, 'everything', 'Discovered', 'True', undefined, 120_000);
+    expect(found.status?.discovery).toMatchObject({
+      prompts: { count: 4 },
+      resources: { count: 7 },
+      resourceTemplates: { count: 2 },
+    });
+    expect((await cli('approve', 'everything', '--apply')).code).toBe(0);
+    const approved = (await k.get('everything')).spec.tools?.approved;
+    expect(approved?.prompts?.map((p) => p.name)).toEqual([
+      'args-prompt',
+      'completable-prompt',
+      'resource-prompt',
+      'simple-prompt',
+    ]);
+    expect(approved?.resourceTemplates).toHaveLength(2);
+    await waitForCondition(k, 'everything', 'Drifted', 'False', 'ToolsMatch', 60_000);
+
+    await k.patchSpec('everything', { url: await bridged('server-everything@2025.9.25') });
+    const drifted = await waitForCondition(
+      k,
+      'everything',
+      'Drifted',
+      'True',
+      'ToolsChanged',
+      120_000,
+    );
+    expect(drifted.status?.discovery?.resources?.count).toBe(100);
+    expect(drifted.status?.drift?.prompts).toEqual({
+      added: ['complex_prompt', 'resource_prompt', 'simple_prompt'],
+      removed: ['args-prompt', 'completable-prompt', 'resource-prompt', 'simple-prompt'],
+    });
+    expect(drifted.status?.drift?.resourceTemplates?.added).toEqual([
+      'test://static/resource/{id}',
+    ]);
+    expect(conditionOf(drifted, 'Drifted')?.message).toContain(
+      "Prompts: not approved 'complex_prompt', 'resource_prompt', 'simple_prompt'",
+    );
+    const diff = await cli('diff', 'everything');
+    expect(diff.code).toBe(1);
+    expect(diff.stdout).toContain('REMOVED  prompt args-prompt  approved, no longer listed');
+    expect(diff.stdout).toContain('ADDED    resource template test://static/resource/{id}');
+  });
+});

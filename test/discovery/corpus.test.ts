@@ -34,6 +34,26 @@ describe('every release of the corpus', () => {
   );
 });
 
+describe('prompts, resources and resource templates of the corpus', () => {
+  it.each(CORPUS.map((server) => file(server.spec)))(
+    '%s: each declared list is recorded in full, every page',
+    async (name) => {
+      const from = recording(name);
+      const snapshot = await snapshotOf(name);
+      const lists = [
+        ['prompts', 'prompts/list', 'name'],
+        ['resources', 'resources/list', 'uri'],
+        ['resourceTemplates', 'resources/templates/list', 'uriTemplate'],
+      ] as const;
+      for (const [kind, method, key] of lists) {
+        const listed = from.lists[method] === undefined ? undefined : recorded(from, method, kind);
+        const keys = snapshot.catalog[kind]?.map((item) => item.key);
+        expect(keys, `${name} ${kind}`).toEqual(listed?.map((item) => item[key] as string).sort());
+      }
+    },
+  );
+});
+
 describe('server-filesystem 2025.8.21, whose fresh install resolves zod 4', () => {
   it('is discovered, each tool without type: object a finding', async () => {
     const snapshot = await snapshotOf('server-filesystem@2025.8.21');
