@@ -1,12 +1,12 @@
 /**
- * Serves a corpus recording (capture.ts) over Streamable HTTP the way the recorded release's
- * SDK 1.x does after the bridge: the 2025-11-25 handshake with a session, then each list
- * method's pages exactly as recorded, by cursor. It replays real answers to the real discovery
+ * Serves a corpus recording (capture.ts) over Streamable HTTP as a 2025-11-25 server: the
+ * recorded initialize result with a session, then each list method's pages exactly as
+ * recorded, by cursor; any other method (the 2026-07-28 probe) is method-not-found. It replays real answers to the real discovery
  * client; the servers themselves run behind the real bridge in the cluster tests.
  */
 
 import { readFileSync } from 'node:fs';
-import { type Running, bodyOf, startHttp, track } from '../servers.ts';
+import { type Running, startScripted, track } from '../servers.ts';
 import type { Recording } from './capture.ts';
 
 export function recording(file: string): Recording {
@@ -24,33 +24,20 @@ export function recorded(
 
 export function replay(from: Recording): Promise<Running> {
   return track(
-    startHttp(async (req, res) => {
-      if (req.method === 'DELETE') {
-        res.writeHead(200).end();
-        return;
-      }
-      const message = JSON.parse(await bodyOf(req)) as {
-        id?: number;
-        method: string;
-        params?: { cursor?: string };
-      };
-      if (message.id === undefined) {
-        res.writeHead(202).end();
-        return;
-      }
-      if (message.method !== 'initialize' && req.headers['mcp-session-id'] !== 'replay') {
-        // SDK 1.x answers a request outside a session so; discovery then does the handshake.
-        const error = { code: -32000, message: 'Bad Request: Server not initialized' };
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error }));
-        return;
-      }
-      const answer =
-        message.method === 'initialize'
-          ? { result: from.initialize }
-          : page(from, message.method, message.params?.cursor);
-      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'replay' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...answer }));
+    startScripted({
+      page: () => ({ tools: [] }),
+      // Answers initialize and every list as recorded; the script keeps DELETE and notifications.
+      override(message, res) {
+        if (message.id === undefined) return false;
+        const { params } = message as { params?: { cursor?: string } };
+        const answer =
+          message.method === 'initialize'
+            ? { result: from.initialize }
+            : page(from, message.method, params?.cursor);
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'session-1' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...answer }));
+        return true;
+      },
     }),
   );
 }
