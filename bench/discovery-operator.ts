@@ -152,7 +152,7 @@ async function run(
 const cluster = await benchCluster();
 const fixtures = await Promise.all(
   Array.from({ length: processes }, (_, i) =>
-    startFixture(i % 2 === 0 ? 'modern' : 'legacy', tools),
+    startFixture(i % 2 === 0 ? 'modern' : 'legacy', { tools }),
   ),
 );
 const urlOf = (i: number) => `http://127.0.0.1:${fixtures[i % processes]!.port}/s/${i}/mcp`;

@@ -2,21 +2,33 @@
  * Fixture for bench/discovery.ts: one process serving many light MCP servers, one per path
  * `/s/<i>/mcp`, each with its own tool set (10-19 tools). `modern` serves with the v2 SDK
  * (2026-07-28, server/discover); `legacy` with the v1 SDK in stateless mode (2025-11-25, so
- * discovery takes the initialize fallback). Prints `listening <port>` when ready.
+ * discovery takes the initialize fallback). With `catalog`, each server also offers 5 prompts,
+ * 5 resources and 2 resource templates. Prints `listening <port>` when ready.
  *
  * `POST /drift` changes one tool's description on every tenth server (index divisible by 10),
  * for a discovery round in which 10% of the servers drifted.
  *
- * Usage: node bench/discovery-servers.ts <modern|legacy> [tools per server; default 10-19]
+ * Usage: node bench/discovery-servers.ts <modern|legacy> [--tools=<per server; default 10-19>]
+ *        [--catalog]
  */
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  fromJsonSchema,
+  McpServer,
+  ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 
 interface BenchTool {
   name: string;
@@ -24,7 +36,10 @@ interface BenchTool {
   inputSchema: { type: 'object'; properties: Record<string, object>; required: string[] };
 }
 
-const toolCount = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+const option = (name: string) =>
+  process.argv.slice(3).find((arg) => arg === name || arg.startsWith(`${name}=`));
+const toolsOption = option('--tools');
+const toolCount = toolsOption === undefined ? undefined : Number(toolsOption.split('=')[1]);
 /** How often `POST /drift` was called: the drifted servers' first tool says so. */
 let drifts = 0;
 
@@ -45,7 +60,34 @@ function toolsOf(server: number): BenchTool[] {
   }));
 }
 
+const withCatalog = option('--catalog') !== undefined;
+
+/** What each server offers besides tools, in catalog mode: the text a model reads. */
+function catalogOf(server: number) {
+  const prompts = Array.from({ length: 5 }, (_, i) => ({
+    name: `prompt_${i}`,
+    description: `Prompt ${i} of server ${server}: summarises the ${i}th report for the reader.`,
+  }));
+  const resources = Array.from({ length: 5 }, (_, i) => ({
+    uri: `bench://${server}/doc/${i}`,
+    name: `doc ${i}`,
+    description: `Document ${i} of server ${server}.`,
+    mimeType: 'text/markdown',
+  }));
+  const resourceTemplates = Array.from({ length: 2 }, (_, i) => ({
+    uriTemplate: `bench://${server}/item${i}/{id}`,
+    name: `item ${i}`,
+    description: `Item ${i} of server ${server}, by id.`,
+    mimeType: 'application/json',
+  }));
+  return { prompts, resources, resourceTemplates };
+}
+
 const ok = () => ({ content: [{ type: 'text' as const, text: 'ok' }] });
+const text = (uri: URL) => ({ contents: [{ uri: uri.href, text: 'ok' }] });
+const message = () => ({
+  messages: [{ role: 'user' as const, content: { type: 'text' as const, text: 'ok' } }],
+});
 
 function serverIndex(url: string | undefined): number {
   return Number(/\/s\/(\d+)\/mcp/.exec(url ?? '')?.[1] ?? 0);
@@ -58,19 +100,37 @@ function modernHandler(): (req: IncomingMessage, res: ServerResponse) => Promise
       const { name, description, inputSchema } = tool;
       server.registerTool(name, { description, inputSchema: fromJsonSchema(inputSchema) }, ok);
     }
+    if (withCatalog) registerCatalog(server, serverIndex(ctx.requestInfo?.url));
     return server;
   });
   return toNodeHandler(handler);
 }
 
+function registerCatalog(server: McpServer, index: number): void {
+  const { prompts, resources, resourceTemplates } = catalogOf(index);
+  for (const { name, description } of prompts)
+    server.registerPrompt(name, { description }, message);
+  for (const { uri, name, ...metadata } of resources) {
+    server.registerResource(name, uri, metadata, text);
+  }
+  for (const { uriTemplate, name, ...metadata } of resourceTemplates) {
+    const template = new ResourceTemplate(uriTemplate, { list: undefined });
+    server.registerResource(name, template, metadata, text);
+  }
+}
+
 function legacyHandler(): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
-    const server = new LegacyServer(
-      { name: 'bench', version: '1.0.0' },
-      { capabilities: { tools: {} } },
-    );
+    const capabilities = withCatalog ? { tools: {}, prompts: {}, resources: {} } : { tools: {} };
+    const server = new LegacyServer({ name: 'bench', version: '1.0.0' }, { capabilities });
     const tools = toolsOf(serverIndex(req.url));
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+    if (withCatalog) {
+      const { prompts, resources, resourceTemplates } = catalogOf(serverIndex(req.url));
+      server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts }));
+      server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources }));
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates }));
+    }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => void transport.close());
     await server.connect(transport);

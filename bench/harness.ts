@@ -268,10 +268,15 @@ export async function startOperatorProcess(
 /** A process of bench/discovery-servers.ts serving many light MCP servers on one port. */
 export async function startFixture(
   era: 'modern' | 'legacy',
-  tools?: number,
+  options: { tools?: number; catalog?: boolean } = {},
 ): Promise<{ child: ChildProcess; port: number }> {
   const script = join(import.meta.dirname, 'discovery-servers.ts');
-  const args = [script, era, ...(tools === undefined ? [] : [String(tools)])];
+  const args = [
+    script,
+    era,
+    ...(options.tools === undefined ? [] : [`--tools=${options.tools}`]),
+    ...(options.catalog ? ['--catalog'] : []),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
   const port = Number(/listening (\d+)/.exec(chunk.toString())?.[1]);

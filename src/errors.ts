@@ -115,11 +115,6 @@ export const ERRORS = {
       `${url} lists more than ${limit} tools; discovery stopped (raise the limit only if the server really has that many)`,
     hint: 'The server lists more tools than discovery records (1,000); split it into several servers.',
   }),
-  MCPOP_DISCOVERY_DUPLICATE_TOOL: define({
-    message: (url: string, name: string) =>
-      `${url} lists the tool '${name}' more than once; tool names must be unique within a server`,
-    hint: 'Tool names must be unique within a server; fix the server.',
-  }),
   MCPOP_DISCOVERY_AUTH_SECRET: define({
     message: (secret: string, problem: string) =>
       `cannot read the bearer token for discovery: Secret ${secret} (spec.auth.secretRef) ${problem}`,

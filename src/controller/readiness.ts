@@ -132,6 +132,13 @@ export function externalReadiness(url: string, discovered: Condition | undefined
   if (discovered?.status === ConditionStatus.True) {
     return external(ConditionStatus.True, `Nothing deployed; the server at ${url} answers.`);
   }
+  // Ready means the server answers; an answer discovery cannot use is Discovered's to report.
+  if (discovered?.reason === DiscoveredReason.InvalidAnswer) {
+    return external(
+      ConditionStatus.True,
+      `Nothing deployed; the server at ${url} answers, but discovery cannot use the answer (see the Discovered condition).`,
+    );
+  }
   if (discovered?.reason === DiscoveredReason.Disabled) {
     return external(
       ConditionStatus.Unknown,

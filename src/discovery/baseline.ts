@@ -16,12 +16,13 @@ import { CONFIG_MAP, objectPath } from '../kube/resources.ts';
 import { OperatorError } from '../errors.ts';
 import { parseApprovedTools } from '../tools/approve.ts';
 import type { BaselineTool } from '../tools/drift.ts';
+import { CATALOG, CATALOG_KINDS, type CatalogBaseline } from '../tools/catalog.ts';
 import { sentence } from '../tools/format.ts';
 
 export type Baseline =
   /** No spec.tools.approved: nothing to compare with. */
   | { kind: 'none' }
-  | { kind: 'tools'; tools: readonly BaselineTool[] }
+  | { kind: 'tools'; tools: readonly BaselineTool[]; catalog?: CatalogBaseline }
   /** A ConfigMap baseline that is missing or does not parse; `message` says which and why. */
   | { kind: 'invalid'; message: string };
 
@@ -45,7 +46,30 @@ export function baselineReferences(server: Server): string[] {
 function inlineBaseline(server: Server): Baseline | undefined {
   const approved = server.spec.tools?.approved;
   if (approved === undefined) return NO_BASELINE;
-  return approved.tools === undefined ? undefined : { kind: 'tools', tools: approved.tools };
+  return approved.tools === undefined
+    ? undefined
+    : withCatalog(server, { kind: 'tools', tools: approved.tools });
+}
+
+/**
+ * The approved prompts, resources and resource templates (always inline, beside the tools
+ * wherever those are kept), keyed as src/tools/catalog.ts keys them.
+ */
+function withCatalog(server: Server, baseline: Baseline): Baseline {
+  const approved = server.spec.tools?.approved;
+  if (baseline.kind !== 'tools' || approved === undefined) return baseline;
+  const catalog: { -readonly [K in keyof CatalogBaseline]: CatalogBaseline[K] } = {};
+  for (const kind of CATALOG_KINDS) {
+    const items = approved[kind] as Record<string, unknown>[] | undefined;
+    if (items === undefined) continue;
+    const key = CATALOG[kind].key;
+    catalog[kind] = items.map(({ [key]: id, digest, definition }) => ({
+      key: id as string,
+      digest: digest as string | undefined,
+      definition: definition as Record<string, unknown> | undefined,
+    }));
+  }
+  return Object.keys(catalog).length === 0 ? baseline : { ...baseline, catalog };
 }
 
 interface ConfigMapBody {
@@ -91,8 +115,8 @@ export async function readBaseline(client: KubeClient, server: Server): Promise<
   const inline = inlineBaseline(server);
   if (inline !== undefined) return inline;
   const ref = baselineConfigMap(server)!;
-  return (await readConfigMapBaseline(client, server.metadata.namespace ?? 'default', ref))
-    .baseline;
+  const read = await readConfigMapBaseline(client, server.metadata.namespace ?? 'default', ref);
+  return withCatalog(server, read.baseline);
 }
 
 interface Parsed {
@@ -130,11 +154,11 @@ export class BaselineResolver {
     const version = this.#cachedVersion(namespace, ref.name);
     const known = this.#parsed.get(key);
     if (known?.name === ref.name && known.key === ref.key && known.resourceVersion === version) {
-      return known.baseline;
+      return withCatalog(server, known.baseline);
     }
     const read = await readConfigMapBaseline(this.#client, namespace, ref);
     this.#parsed.set(key, { ...ref, ...read });
-    return read.baseline;
+    return withCatalog(server, read.baseline);
   }
 
   forget(key: string): void {

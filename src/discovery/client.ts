@@ -12,8 +12,10 @@
 import type { TSchema, Static } from '@sinclair/typebox';
 import type { Dispatcher } from 'undici';
 import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
-import { operatorError } from '../errors.ts';
+import { OperatorError, operatorError } from '../errors.ts';
 import { WIRE, type JsonRpcErrorObject } from '../mcp/jsonrpc.ts';
+import { type Finding, type ListedTool, keyedTools } from '../tools/findings.ts';
+import { CATALOG, CATALOG_KINDS, type ListedItem, isKeyed } from '../tools/catalog.ts';
 import type { Discovery } from '../tools/snapshot.ts';
 import { HEADER, META, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
@@ -34,11 +36,11 @@ import {
 import {
   type Checker,
   type Implementation,
-  type Tool,
   DiscoverResultSchema,
   ErrorEnvelopeSchema,
   ImplementationSchema,
   InitializeResultSchema,
+  ListResultSchema,
   ListToolsResultSchema,
   checker,
 } from '../mcp/schemas.ts';
@@ -187,7 +189,8 @@ async function discoverStateless(channel: Channel, limits: Limits): Promise<Disc
     serverInfo: serverInfoFrom(discovered._meta),
     capabilities: discovered.capabilities,
     instructions: discovered.instructions,
-    tools: hasTools(discovered.capabilities) ? await listTools(channel, limits, call) : [],
+    ...(hasTools(discovered.capabilities) ? await listTools(channel, limits, call) : NO_TOOLS),
+    ...(await listCatalog(channel, limits, call, discovered.capabilities)),
   };
 }
 
@@ -256,7 +259,8 @@ async function discoverWithHandshake(channel: Channel, limits: Limits): Promise<
       serverInfo: initialized.serverInfo,
       capabilities: initialized.capabilities,
       instructions: initialized.instructions,
-      tools: hasTools(initialized.capabilities) ? await listTools(channel, limits, call) : [],
+      ...(hasTools(initialized.capabilities) ? await listTools(channel, limits, call) : NO_TOOLS),
+      ...(await listCatalog(channel, limits, call, initialized.capabilities)),
     };
   } finally {
     if (sessionId !== null) await deleteSession(channel, sessionHeaders, limits.closeTimeoutMs);
@@ -281,11 +285,18 @@ const UNFILTERED = { [UNFILTERED_LIST_META]: true };
 /**
  * All pages of tools/list (2025-11-25 / 2026-07-28 server/utilities/pagination). A cursor the
  * server already gave is a loop; more than maxPages pages or maxTools tools ends the run.
+ * Entries that cannot be recorded (no string name) become findings (src/tools/findings.ts).
  */
-async function listTools(channel: Channel, limits: Limits, call: Call): Promise<Tool[]> {
-  const tools: Tool[] = [];
+async function listTools(
+  channel: Channel,
+  limits: Limits,
+  call: Call,
+): Promise<{ tools: ListedTool[]; findings: Finding[] }> {
+  const tools: ListedTool[] = [];
+  const findings: Finding[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
+  let listed = 0;
   for (let pages = 1; ; pages++) {
     if (pages > limits.maxPages) {
       throw endless(channel, `more than ${limits.maxPages} pages`);
@@ -303,12 +314,15 @@ async function listTools(channel: Channel, limits: Limits, call: Call): Promise<
         `resultType '${shown(result.resultType, NAME_MAX)}' (discovery cannot supply input)`,
       );
     }
-    tools.push(...result.tools);
-    if (tools.length > limits.maxTools) {
+    const page = keyedTools(result.tools, listed);
+    listed += result.tools.length;
+    tools.push(...page.tools);
+    findings.push(...page.findings);
+    if (listed > limits.maxTools) {
       throw operatorError('MCPOP_DISCOVERY_TOO_MANY_TOOLS', channel.displayUrl, limits.maxTools);
     }
     cursor = result.nextCursor ?? undefined;
-    if (cursor === undefined) return unique(channel, tools);
+    if (cursor === undefined) return { tools, findings };
     if (seen.has(cursor)) {
       throw endless(channel, `the cursor "${shown(cursor, 80)}" came back on page ${pages}`);
     }
@@ -320,20 +334,92 @@ function endless(channel: Channel, reason: string) {
   return operatorError('MCPOP_DISCOVERY_ENDLESS_PAGES', channel.displayUrl, reason);
 }
 
-/** Drift and enforcement key tools by name, so two tools with one name cannot be told apart. */
-function unique(channel: Channel, tools: Tool[]): Tool[] {
-  const names = new Set<string>();
-  for (const tool of tools) {
-    if (names.has(tool.name)) {
+const NO_TOOLS = { tools: [], findings: [] };
+
+// --- prompts/list, resources/list, resources/templates/list ------------------------------------
+
+const LIST_RESULT = checker(ListResultSchema);
+
+/**
+ * Every item of each list whose capability the server declares (src/tools/catalog.ts), all
+ * pages, with the bounds of tools/list. An entry without its key (a prompt's name, a
+ * resource's uri) cannot be recorded and is dropped; a server that declares resources but
+ * does not implement resources/templates/list (method not found) has no templates.
+ */
+async function listCatalog(
+  channel: Channel,
+  limits: Limits,
+  call: Call,
+  capabilities: Record<string, unknown>,
+): Promise<Pick<Discovery, 'catalog' | 'catalogFindings'>> {
+  const catalog: NonNullable<Discovery['catalog']> = {};
+  const findings: Finding[] = [];
+  for (const kind of CATALOG_KINDS) {
+    const { method, capability, key, noun } = CATALOG[kind];
+    if (capabilities[capability] === undefined || capabilities[capability] === null) continue;
+    const items: ListedItem[] = [];
+    let listed = 0;
+    for await (const entries of pages(channel, limits, call, method, kind)) {
+      entries.forEach((entry, i) => {
+        if (isKeyed(kind, entry)) items.push(entry);
+        else findings.push({ item: `${noun} #${listed + i}`, problem: `no string ${key}` });
+      });
+      listed += entries.length;
+      if (listed > limits.maxTools) {
+        throw operatorError('MCPOP_DISCOVERY_TOO_MANY_TOOLS', channel.displayUrl, limits.maxTools);
+      }
+    }
+    catalog[kind] = items;
+  }
+  return { catalog, catalogFindings: findings };
+}
+
+async function* pages(
+  channel: Channel,
+  limits: Limits,
+  call: Call,
+  method: string,
+  key: string,
+): AsyncGenerator<unknown[]> {
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 1; ; page++) {
+    if (page > limits.maxPages) throw endless(channel, `more than ${limits.maxPages} pages`);
+    let answer: Record<string, unknown>;
+    try {
+      answer = await call(method, cursor === undefined ? {} : { cursor });
+    } catch (error) {
+      if (method === 'resources/templates/list' && isMethodNotFound(error)) return;
+      throw error;
+    }
+    const result = validated(channel, method, LIST_RESULT, answer);
+    const entries = (result as Record<string, unknown>)[key];
+    if (!Array.isArray(entries)) {
       throw operatorError(
-        'MCPOP_DISCOVERY_DUPLICATE_TOOL',
+        'MCPOP_DISCOVERY_INVALID_RESULT',
         channel.displayUrl,
-        shown(tool.name, NAME_MAX),
+        method,
+        `/${key}`,
+        'Expected array',
       );
     }
-    names.add(tool.name);
+    yield entries;
+    cursor = result.nextCursor ?? undefined;
+    if (cursor === undefined) return;
+    if (seen.has(cursor)) {
+      throw endless(channel, `the cursor "${shown(cursor, 80)}" came back on page ${page}`);
+    }
+    seen.add(cursor);
   }
-  return tools;
+}
+
+/** The server's own JSON-RPC error -32601 (MCPOP_DISCOVERY_RPC_ERROR names the code it got). */
+function isMethodNotFound(error: unknown): boolean {
+  return (
+    error instanceof OperatorError &&
+    error.code === 'MCPOP_DISCOVERY_RPC_ERROR' &&
+    error.message.includes(`error ${WIRE.METHOD_NOT_FOUND}:`)
+  );
 }
 
 function hasTools(capabilities: Record<string, unknown>): boolean {
@@ -444,16 +530,8 @@ function validated<T extends TSchema>(
     channel.displayUrl,
     method,
     shown(path, 200),
-    `${message}${toolNameAt(value, path)}`,
+    message,
   );
-}
-
-/** " (tool 'x')" when the path points into tools[i], so the user knows which tool is wrong. */
-function toolNameAt(value: unknown, path: string): string {
-  const index = /^\/tools\/(\d+)/.exec(path)?.[1];
-  if (index === undefined || !isRecord(value) || !Array.isArray(value.tools)) return '';
-  const name: unknown = (value.tools[Number(index)] as { name?: unknown } | undefined)?.name;
-  return typeof name === 'string' ? ` (tool '${shown(name, NAME_MAX)}')` : '';
 }
 
 function unsupportedVersion(channel: Channel, offered: readonly string[]) {

@@ -27,6 +27,7 @@ import { operatorError } from '../errors.ts';
 import { type ApproveForm, approvedMergePatch, approvedYaml } from '../tools/approve.ts';
 import { readBaseline } from './baseline.ts';
 import { computeDrift, isDrifted } from '../tools/drift.ts';
+import { formatFindings } from '../tools/findings.ts';
 import { formatDrift } from '../tools/format.ts';
 import { type Snapshot, isToolName } from '../tools/snapshot.ts';
 import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
@@ -173,7 +174,9 @@ export const approveCommand = command('approve', async (argv) => {
         `Approved the ${approved} tools of ${namespace}/${name} (snapshot ${snapshot.digest})${leftOut(snapshot, '; ')}.\n`,
       );
     } else {
-      process.stdout.write(approvedYaml(snapshot.tools, form, heading(server, snapshot)));
+      process.stdout.write(
+        approvedYaml(snapshot.tools, form, heading(server, snapshot), snapshot.catalog),
+      );
     }
     return 0;
   } finally {
@@ -187,7 +190,10 @@ export const approveCommand = command('approve', async (argv) => {
  */
 async function applyApproval({ client, server, snapshot }: Target, form: ApproveForm) {
   const { namespace, name, resourceVersion } = server.metadata;
-  const patch = { ...approvedMergePatch(snapshot.tools, form), metadata: { resourceVersion } };
+  const patch = {
+    ...approvedMergePatch(snapshot.tools, form, snapshot.catalog),
+    metadata: { resourceVersion },
+  };
   try {
     await client.request({
       method: 'PATCH',
@@ -245,13 +251,16 @@ export const diffCommand = command('diff', async (argv) => {
     }
     const { namespace, name } = server.metadata;
     const approved = baseline.kind === 'tools' ? baseline.tools : [];
-    const drift = computeDrift(snapshot.tools, approved, server.spec.tools?.allow ?? []);
+    const drift = computeDrift(snapshot.tools, approved, server.spec.tools?.allow ?? [], {
+      listed: snapshot.catalog,
+      approved: baseline.kind === 'tools' ? baseline.catalog : undefined,
+    });
     const note =
       baseline.kind === 'none'
         ? `${namespace}/${name} has no spec.tools.approved: every listed tool is new.\n`
         : '';
     process.stdout.write(
-      `${namespace}/${name}: ${snapshot.tools.length} tools listed (snapshot ${snapshot.digest}).\n${note}${formatDrift(drift)}`,
+      `${namespace}/${name}: ${snapshot.tools.length} tools listed (snapshot ${snapshot.digest}).\n${note}${formatDrift(drift)}${formatFindings(snapshot.findings)}`,
     );
     return isDrifted(drift) ? 1 : 0;
   } finally {

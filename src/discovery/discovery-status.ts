@@ -12,12 +12,12 @@
  * Without a result in memory (the operator just started) status keeps what it has.
  */
 
-import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { metaTime, type Condition } from '../api/core-v1.ts';
 import {
   ConditionStatus,
   ConditionType,
+  ConformantReason,
   DiscoveredReason,
   DriftedReason,
   findCondition,
@@ -31,15 +31,11 @@ import type {
 } from '../api/v1alpha1/mcpserver.ts';
 import { discoveryEnabled, intervalMs } from '../api/v1alpha1/spec.ts';
 import type { Baseline } from './baseline.ts';
-import {
-  type BaselineTool,
-  type Drift,
-  computeDrift,
-  driftStatus,
-  isDrifted,
-} from '../tools/drift.ts';
+import { type Drift, driftStatus, isDrifted } from '../tools/drift.ts';
 import type { ServerResult, Success } from './results.ts';
+import { type DriftInputs, driftBasis, driftFrom, driftInputs } from './drift-basis.ts';
 import { count, driftMessage } from './status-messages.ts';
+import { catalogDriftStatus } from '../tools/catalog.ts';
 import { MESSAGE_MAX, clip } from '../tools/text.ts';
 
 export interface DiscoveryStatusInput {
@@ -57,8 +53,8 @@ export interface DiscoveryStatusInput {
 
 /** What the reconcile pass merges into the status it writes. */
 export interface DiscoveryStatusPart {
-  /** Discovered, then Drifted. */
-  conditions: [Condition, Condition];
+  /** Discovered, Drifted, then Conformant. */
+  conditions: [Condition, Condition, Condition];
   discovery?: DiscoveryStatus;
   drift?: DriftStatus;
 }
@@ -76,7 +72,7 @@ export function discoveryStatus(input: DiscoveryStatusInput): DiscoveryStatusPar
   const discovered = discoveredPart(input);
   const drifted = driftedPart(input);
   return {
-    conditions: [discovered.condition, drifted.condition],
+    conditions: [discovered.condition, drifted.condition, conformantCondition(input)],
     ...(discovered.discovery === undefined ? {} : { discovery: discovered.discovery }),
     ...(drifted.drift === undefined ? {} : { drift: drifted.drift }),
   };
@@ -150,6 +146,7 @@ function disabled(input: DiscoveryStatusInput): DiscoveryStatusPart {
           DriftedReason.NotDiscovered,
           'Discovery is disabled, so the tools are not compared with spec.tools.approved.',
         ),
+      conformantCondition(input),
     ],
   };
 }
@@ -284,8 +281,8 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   if (invalid !== undefined) return { condition: invalid, drift: undefined };
   const success = result?.success;
   const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
-  const allow = input.server.spec.tools?.allow ?? [];
-  const drift = success === undefined ? undefined : driftOf(success, approved, allow);
+  const inputs = driftInputs(baseline, input.server);
+  const drift = success === undefined ? undefined : driftOf(success, inputs);
   if (success === undefined || drift === undefined) {
     // After a restart, or before the snapshot could be compared with a changed baseline: the
     // comparison status holds is the best there is until then.
@@ -328,27 +325,10 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   };
 }
 
-/**
- * What drift depends on besides the snapshot: the approved tools and the allowlist, as a
- * digest, so that a result can tell whether its drift is still the one to report.
- */
-export function driftBasis(
-  approved: readonly BaselineTool[] | undefined,
-  allow: readonly string[],
-): string {
-  return createHash('sha256')
-    .update(JSON.stringify([approved ?? null, allow]))
-    .digest('base64');
-}
-
-/** The success's drift against `approved`, if it can be told without reading the snapshot. */
-function driftOf(
-  success: Success,
-  approved: readonly BaselineTool[] | undefined,
-  allow: readonly string[],
-): Drift | undefined {
-  if (success.drift?.basis === driftBasis(approved, allow)) return success.drift.drift;
-  return success.tools === undefined ? undefined : computeDrift(success.tools, approved, allow);
+/** The success's drift against `inputs`, if it can be told without reading the snapshot. */
+function driftOf(success: Success, inputs: DriftInputs): Drift | undefined {
+  if (success.drift?.basis === driftBasis(inputs)) return success.drift.drift;
+  return success.listed === undefined ? undefined : driftFrom(success.listed, inputs);
 }
 
 /** Drifted reasons that come from comparing a snapshot with the baseline. */
@@ -374,6 +354,45 @@ function compactDrift(drift: Drift, since: string): DriftStatus {
     ...(status.changed?.length ? { changed: status.changed } : {}),
     ...(status.missingAllowed?.length ? { missingAllowed: status.missingAllowed } : {}),
     ...(status.invalidNames?.length ? { invalidNames: status.invalidNames } : {}),
+    ...catalogDriftStatus(drift.catalog),
     since,
   };
+}
+
+// --- Conformant -------------------------------------------------------------------------------
+
+/** Findings a Conformant message names; status.discovery.findings and `diff` have more. */
+const MESSAGE_FINDINGS = 3;
+
+/**
+ * Whether the tools of the last successful discovery follow the MCP schema. A server that
+ * breaks it still answers and is still discovered and compared (src/tools/findings.ts); this
+ * condition is where a user sees that its definitions are wrong.
+ */
+function conformantCondition(input: DiscoveryStatusInput): Condition {
+  const make = (status: ConditionStatus, reason: ConformantReason, message: string) =>
+    condition(input, ConditionType.Conformant, status, reason, message);
+  const enabled = discoveryEnabled(input.server.spec);
+  const kept = findCondition(input.previous, ConditionType.Conformant);
+  // After a restart: what the last run found is the best there is until a run ends.
+  if (enabled && input.result === undefined && kept !== undefined) return kept;
+  const success = enabled ? input.result?.success : undefined;
+  if (success === undefined) {
+    const message = 'No discovery has succeeded, so nothing is known about the tool definitions.';
+    return make(ConditionStatus.Unknown, ConformantReason.NotDiscovered, message);
+  }
+  const { findingCount = 0, findings = [], toolCount = 0 } = success.found;
+  if (findingCount === 0) {
+    const message = `The ${count(toolCount, 'tool')} listed follow the MCP schema.`;
+    return make(ConditionStatus.True, ConformantReason.Conformant, message);
+  }
+  const first = findings
+    .slice(0, MESSAGE_FINDINGS)
+    .map(({ item, problem }) => `${item}: ${problem}`)
+    .join('; ');
+  const more =
+    findingCount > MESSAGE_FINDINGS ? `; and ${findingCount - MESSAGE_FINDINGS} more` : '';
+  const { name, namespace } = input.server.metadata;
+  const message = `${count(findingCount, 'finding')}: the server publishes tools that break the MCP schema, recorded and compared as published (${first}${more}). See \`mcp-operator diff ${name} -n ${namespace}\`.`;
+  return make(ConditionStatus.False, ConformantReason.SchemaViolations, message);
 }

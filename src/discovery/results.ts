@@ -10,6 +10,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import type { Drift } from '../tools/drift.ts';
+import type { Catalog } from '../tools/catalog.ts';
 import type { CompactDiscovery, SnapshotTool } from '../tools/snapshot.ts';
 
 /** Where the full snapshot went: the ConfigMap, or why it did not fit. */
@@ -29,8 +30,8 @@ export interface Success {
   stored: StoredSnapshot;
   /** The drift found, and the baseline and allowlist it was computed against (`driftBasis`). */
   drift: { basis: string; drift: Drift } | undefined;
-  /** Every tool, only when the snapshot is not in a ConfigMap to read them from. */
-  tools?: readonly SnapshotTool[];
+  /** Everything listed, only when the snapshot is not in a ConfigMap to read it from. */
+  listed?: { tools: readonly SnapshotTool[]; catalog: Catalog };
 }
 
 export interface Failure {

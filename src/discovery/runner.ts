@@ -23,8 +23,8 @@ import { objectNames, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { BaselineResolver } from './baseline.ts';
 import { discover } from './client.ts';
-import { type Drift, computeDrift, serverDriftSeverity } from '../tools/drift.ts';
-import { driftBasis } from './discovery-status.ts';
+import { type Drift, serverDriftSeverity } from '../tools/drift.ts';
+import { driftBasis, driftFrom, driftInputs } from './drift-basis.ts';
 import { sentence } from '../tools/format.ts';
 import { displayUrl } from './http.ts';
 import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
@@ -67,6 +67,9 @@ const REASONS: Partial<Record<string, DiscoveredReason>> = {
   MCPOP_DISCOVERY_UNAUTHORIZED: DiscoveredReason.Unauthorized,
   MCPOP_DISCOVERY_TIMEOUT: DiscoveredReason.TimedOut,
   MCPOP_DISCOVERY_EGRESS_DENIED: DiscoveredReason.EgressDenied,
+  MCPOP_DISCOVERY_INVALID_RESULT: DiscoveredReason.InvalidAnswer,
+  MCPOP_DISCOVERY_BAD_RESPONSE: DiscoveredReason.InvalidAnswer,
+  MCPOP_DISCOVERY_RPC_ERROR: DiscoveredReason.InvalidAnswer,
 };
 
 export class DiscoveryRunner {
@@ -94,7 +97,7 @@ export class DiscoveryRunner {
         stored,
         drift: drift && { basis: drift.basis, drift: drift.drift },
         // Not in a ConfigMap to read again: kept whole (a tool set over 1 MiB is rare).
-        ...(stored.fits ? {} : { tools: snapshot.tools }),
+        ...(stored.fits ? {} : { listed: { tools: snapshot.tools, catalog: snapshot.catalog } }),
       });
       return { toolCount: snapshot.tools.length, drift: drift?.severity };
     } catch (error) {
@@ -220,13 +223,12 @@ export class DiscoveryRunner {
       return undefined;
     }
     if (baseline.kind === 'invalid') return undefined;
-    const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
-    const allow = server.spec.tools?.allow ?? [];
-    const drift = computeDrift(snapshot.tools, approved, allow);
+    const inputs = driftInputs(baseline, server);
+    const drift = driftFrom(snapshot, inputs);
     return {
-      basis: driftBasis(approved, allow),
+      basis: driftBasis(inputs),
       drift,
-      severity: approved === undefined ? undefined : serverDriftSeverity(drift),
+      severity: inputs.approved === undefined ? undefined : serverDriftSeverity(drift),
     };
   }
 }

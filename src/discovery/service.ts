@@ -19,7 +19,6 @@ import type { Agent } from 'undici';
 import { DISCOVER_ANNOTATION } from '../api/names.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { CONFIG_MAP, keyOf, objectPath } from '../kube/resources.ts';
-import { computeDrift } from '../tools/drift.ts';
 import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { OperatorError } from '../errors.ts';
@@ -28,7 +27,8 @@ import { type EgressPolicy, EgressGuard, guardedDispatcher } from './egress.ts';
 import { type SnapshotWriter, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
-import { type DiscoveryStatusPart, discoveryStatus, driftBasis } from './discovery-status.ts';
+import { type DiscoveryStatusPart, discoveryStatus } from './discovery-status.ts';
+import { driftBasis, driftFrom, driftInputs } from './drift-basis.ts';
 import { discoveryEnabled, intervalMs, timeoutMs } from '../api/v1alpha1/spec.ts';
 
 export interface DiscoveryServiceOptions {
@@ -123,9 +123,8 @@ export class DiscoveryService {
     const key = keyOf(server);
     const success = this.#results.get(key)?.success;
     if (success === undefined || !success.stored.fits || baseline.kind === 'invalid') return;
-    const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
-    const allow = server.spec.tools?.allow ?? [];
-    const basis = driftBasis(approved, allow);
+    const inputs = driftInputs(baseline, server);
+    const basis = driftBasis(inputs);
     if (success.drift?.basis === basis) return;
     const { namespace } = server.metadata;
     const name = success.stored.configMap;
@@ -138,7 +137,7 @@ export class DiscoveryService {
         configMap.data?.[SNAPSHOT_KEY] ?? '',
         `ConfigMap ${namespace}/${name}`,
       );
-      this.#results.redrifted(key, { basis, drift: computeDrift(snapshot.tools, approved, allow) });
+      this.#results.redrifted(key, { basis, drift: driftFrom(snapshot, inputs) });
     } catch (error) {
       this.#log.warn(
         { namespace, name: server.metadata.name, err: error },

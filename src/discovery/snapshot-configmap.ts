@@ -6,7 +6,8 @@
 
 import { Type } from '@sinclair/typebox';
 import { operatorError } from '../errors.ts';
-import { ImplementationSchema, ToolSchema, checker } from '../mcp/schemas.ts';
+import { ImplementationSchema, checker } from '../mcp/schemas.ts';
+import { CATALOG_KINDS } from '../tools/catalog.ts';
 import { type Snapshot, takeSnapshot } from '../tools/snapshot.ts';
 
 /** The key of the snapshot ConfigMap that holds the full snapshot. */
@@ -41,9 +42,10 @@ export function snapshotConfigMap(
     protocolVersion: snapshot.protocolVersion,
     serverInfo: snapshot.serverInfo,
     instructions: snapshot.instructions,
+    findings: snapshot.findings,
   });
   const lines = snapshot.tools.map((tool) => JSON.stringify(tool));
-  const text = `${header.slice(0, -1)},"tools":[\n${lines.join(',\n')}\n]}\n`;
+  const text = `${header.slice(0, -1)},"tools":[\n${lines.join(',\n')}\n]${catalogText(snapshot)}}\n`;
   const bytes = Buffer.byteLength(SNAPSHOT_KEY) + Buffer.byteLength(text);
   if (bytes <= limit) return { fits: true, data: { [SNAPSHOT_KEY]: text }, bytes };
   const largest = snapshot.tools
@@ -53,13 +55,37 @@ export function snapshotConfigMap(
   return { fits: false, bytes, limit, largest };
 }
 
+/** Each kind's definitions as listed, one per line; digests are recomputed on reading. */
+function catalogText(snapshot: Snapshot): string {
+  const kinds = CATALOG_KINDS.filter((kind) => snapshot.catalog[kind] !== undefined);
+  if (kinds.length === 0) return '';
+  const lists = kinds.map((kind) => {
+    const lines = (snapshot.catalog[kind] ?? []).map((item) => JSON.stringify(item.definition));
+    return `"${kind}":[${lines.length === 0 ? '' : `\n${lines.join(',\n')}\n`}]`;
+  });
+  return `,"catalog":{\n${lists.join(',\n')}\n}`;
+}
+
+const Definitions = Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown())));
+
 const STORED_SNAPSHOT = checker(
   Type.Object({
     snapshotDigest: Type.String(),
     protocolVersion: Type.String(),
     serverInfo: Type.Optional(ImplementationSchema),
     instructions: Type.Optional(Type.String()),
-    tools: Type.Array(Type.Object({ definition: ToolSchema })),
+    findings: Type.Optional(
+      Type.Array(Type.Object({ item: Type.String(), problem: Type.String() })),
+    ),
+    // Conformant or not, as discovery recorded them (src/tools/findings.ts).
+    tools: Type.Array(
+      Type.Object({
+        definition: Type.Object({ name: Type.String() }, { additionalProperties: true }),
+      }),
+    ),
+    catalog: Type.Optional(
+      Type.Object({ prompts: Definitions, resources: Definitions, resourceTemplates: Definitions }),
+    ),
   }),
 );
 
@@ -86,10 +112,12 @@ export function readSnapshot(text: string, source: string): Snapshot {
     capabilities: {},
     instructions: value.instructions,
     tools: value.tools.map((tool) => tool.definition),
+    catalog: value.catalog,
   });
   if (snapshot.digest !== value.snapshotDigest) {
     const problem = `its tools digest to ${snapshot.digest}, not to the ${value.snapshotDigest} it records`;
     throw operatorError('MCPOP_SNAPSHOT_INVALID', source, problem);
   }
-  return snapshot;
+  // What discovery found, including entries it could not record as tools.
+  return { ...snapshot, findings: value.findings ?? snapshot.findings };
 }

@@ -4,6 +4,7 @@
  */
 
 import { type Drift, shownInvalidName } from '../tools/drift.ts';
+import { catalogSentences } from '../tools/catalog-format.ts';
 
 /** Names listed in a condition message; status.drift and `mcp-operator diff` have them all. */
 const MESSAGE_NAMES = 10;
@@ -33,6 +34,7 @@ export function driftMessage(server: { name: string; namespace: string }, drift:
     drift.invalidNames.length > 0
       ? `Names that break MCP's tool-name rules, which cannot be approved: ${names(drift.invalidNames.map((n) => `'${shownInvalidName(n)}'`))}.`
       : '',
+    ...catalogSentences(drift.catalog),
     `See \`mcp-operator diff ${name} -n ${namespace}\`.`,
   ];
   return parts.filter((part) => part !== '').join(' ');

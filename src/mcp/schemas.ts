@@ -55,13 +55,24 @@ export const ToolSchema = Type.Object(
 );
 export type Tool = Static<typeof ToolSchema>;
 
+/**
+ * A tools/list page. Each entry is checked against ToolSchema on its own (src/tools/findings.ts):
+ * a tool that breaks it is still recorded, with the violation as a finding. Only an answer that
+ * is not a list of tools at all fails discovery.
+ */
 export const ListToolsResultSchema = Type.Object(
   {
-    tools: Type.Array(ToolSchema),
+    tools: Type.Array(Type.Unknown()),
     // Some servers write `null` for "no more pages"; that means the same as leaving it out.
     nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     resultType: Type.Optional(Type.String()),
   },
+  Open,
+);
+
+/** A page of prompts/list, resources/list or resources/templates/list; items are checked by kind. */
+export const ListResultSchema = Type.Object(
+  { nextCursor: Type.Optional(Type.Union([Type.String(), Type.Null()])) },
   Open,
 );
 

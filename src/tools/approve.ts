@@ -22,6 +22,7 @@ import type { BaselineTool } from './drift.ts';
 import { checker } from '../mcp/schemas.ts';
 import { type SnapshotTool, abbreviate, isToolName } from './snapshot.ts';
 import { visible } from './text.ts';
+import { type Catalog, approvedCatalog } from './catalog.ts';
 
 export type ApproveForm = 'digests' | 'definitions';
 
@@ -59,8 +60,10 @@ export function approvedYaml(
   tools: readonly SnapshotTool[],
   form: ApproveForm,
   heading: string,
+  catalog: Catalog = {},
 ): string {
-  const block = { spec: { tools: { approved: { tools: approvedTools(tools, form) } } } };
+  const approved = { tools: approvedTools(tools, form), ...approvedCatalog(catalog, form) };
+  const block = { spec: { tools: { approved } } };
   // The heading names what the server reported about itself: a terminal gets it as text.
   const comment = heading
     .split('\n')
@@ -70,14 +73,18 @@ export function approvedYaml(
 }
 
 /**
- * A JSON merge patch (RFC 7396) that makes the snapshot the baseline. It clears
+ * A JSON merge patch (RFC 7396) that makes the snapshot the baseline: its tools and the
+ * prompts, resources and resource templates of `catalog`. It clears
  * `configMapRef`: the API allows one of `tools` and `configMapRef`, and a merge patch replaces
  * the `tools` list as a whole, which is what approving means.
  */
-export function approvedMergePatch(tools: readonly SnapshotTool[], form: ApproveForm): object {
-  return {
-    spec: { tools: { approved: { tools: approvedTools(tools, form), configMapRef: null } } },
-  };
+export function approvedMergePatch(
+  tools: readonly SnapshotTool[],
+  form: ApproveForm,
+  catalog: Catalog = {},
+): object {
+  const approved = { tools: approvedTools(tools, form), ...approvedCatalog(catalog, form) };
+  return { spec: { tools: { approved: { ...approved, configMapRef: null } } } };
 }
 
 const DIGEST = Type.String({ pattern: DIGEST_PATTERN });

@@ -17,6 +17,13 @@ import { type DigestField, DIGEST_FIELDS, fieldDigests, toolDigest } from './dig
 import { type Effect, type SchemaChange, diffSchemas } from './schema-diff.ts';
 import { type SnapshotTool, compareNames, isToolName } from './snapshot.ts';
 import { shown } from './text.ts';
+import {
+  type Catalog,
+  type CatalogBaseline,
+  type CatalogDrifts,
+  CATALOG_KINDS,
+  catalogDrift,
+} from './catalog.ts';
 
 /** One entry of `spec.tools.approved`: a digest (optionally with field digests) or a definition. */
 export interface BaselineTool {
@@ -60,6 +67,8 @@ export interface Drift {
    * with or without a baseline.
    */
   invalidNames: string[];
+  /** Prompts, resources and resource templates, for each kind the baseline approves (catalog.ts). */
+  catalog: CatalogDrifts;
 }
 
 /** Characters of an invalid name that status.drift.invalidNames keeps (visible, then cut). */
@@ -71,8 +80,13 @@ export function computeDrift(
   tools: readonly SnapshotTool[],
   baseline: readonly BaselineTool[] | undefined,
   allow: readonly string[] = [],
+  catalog?: { listed: Catalog; approved: CatalogBaseline | undefined },
 ): Drift {
-  const listed = new Map(tools.filter((t) => isToolName(t.name)).map((t) => [t.name, t]));
+  const listed = new Map<string, SnapshotTool>();
+  // A name listed twice is a finding (findings.ts); drift compares the first, as listed.
+  for (const tool of tools) {
+    if (isToolName(tool.name) && !listed.has(tool.name)) listed.set(tool.name, tool);
+  }
   const approved = new Map((baseline ?? []).map((tool) => [tool.name, tool]));
   const changed: ToolChange[] = [];
   for (const entry of approved.values()) {
@@ -86,6 +100,7 @@ export function computeDrift(
     changed: changed.sort((a, b) => compareNames(a.name, b.name)),
     missingAllowed: sorted(allow.filter((name) => !listed.has(name))),
     invalidNames: sorted(tools.map((t) => t.name).filter((name) => !isToolName(name))),
+    catalog: catalog === undefined ? {} : catalogDrift(catalog.listed, catalog.approved ?? {}),
   };
 }
 
@@ -95,7 +110,8 @@ export function isDrifted(drift: Drift): boolean {
       drift.removed.length +
       drift.changed.length +
       drift.missingAllowed.length +
-      drift.invalidNames.length >
+      drift.invalidNames.length +
+      Object.keys(drift.catalog).length >
     0
   );
 }
@@ -103,12 +119,17 @@ export function isDrifted(drift: Drift): boolean {
 /**
  * The severity of a server's drift as a whole, for alerting: its worst changed tool, with a
  * removed tool or a missing allowed one as breaking (calls to it now fail) and an added tool or
- * an invalid name as compatible (nothing that worked stops working). Undefined without drift.
+ * an invalid name as compatible (nothing that worked stops working); prompts and resources
+ * count the same way. Undefined without drift.
  */
 export function serverDriftSeverity(drift: Drift): DriftSeverity | undefined {
-  const lost = drift.removed.length + drift.missingAllowed.length > 0 ? ['breaking' as const] : [];
-  const gained = drift.added.length + drift.invalidNames.length > 0 ? ['compatible' as const] : [];
-  return highest([...drift.changed.map((c) => c.severity), ...lost, ...gained]);
+  const items = CATALOG_KINDS.flatMap((kind) => drift.catalog[kind] ?? []);
+  const removed = drift.removed.length + drift.missingAllowed.length;
+  const lost = removed + items.flatMap((d) => d.removed).length > 0 ? ['breaking' as const] : [];
+  const added = drift.added.length + drift.invalidNames.length;
+  const gained = added + items.flatMap((d) => d.added).length > 0 ? ['compatible' as const] : [];
+  const changed = [...drift.changed, ...items.flatMap((d) => d.changed)];
+  return highest([...changed.map((c) => c.severity), ...lost, ...gained]);
 }
 
 /** The `status.drift` form; `since` is the caller's (it knows when drift first appeared). */

@@ -9,6 +9,7 @@
 import type { Drift, TextChange, ToolChange } from './drift.ts';
 import { isDrifted } from './drift.ts';
 import { visible } from './text.ts';
+import { catalogCounts, catalogRows } from './catalog-format.ts';
 
 const INVALID_NOTE =
   "the name breaks MCP's tool-name rules (1 to 128 of A-Z a-z 0-9 _ - .): it cannot be approved";
@@ -23,6 +24,7 @@ export function formatDrift(drift: Drift): string {
     lines.push(row('MISSING', name, 'in spec.tools.allow, not listed by the server'));
   }
   for (const name of drift.invalidNames) lines.push(row('INVALID', name, INVALID_NOTE));
+  lines.push(...catalogRows(drift.catalog));
   return `${lines.map(visible).join('\n')}\n`;
 }
 
@@ -34,6 +36,7 @@ function summary(drift: Drift): string {
     count(drift.removed.length, 'removed'),
     count(drift.missingAllowed.length, 'allowlisted but missing'),
     count(drift.invalidNames.length, "with a name that breaks MCP's tool-name rules"),
+    ...catalogCounts(drift.catalog),
   ].filter((part) => part !== '');
   const warning = poisoned > 0 ? ` — ${poisoned} with changed text the model reads` : '';
   return `Drift: ${parts.join(', ')}${warning}.`;

@@ -9,6 +9,8 @@
 import {
   type DiscoveryStatus,
   CAPABILITIES_MAX,
+  FINDING_PROBLEM_MAX,
+  FINDINGS_MAX,
   TOOL_NAME_PATTERN,
 } from '../api/v1alpha1/mcpserver.ts';
 import {
@@ -18,7 +20,15 @@ import {
   snapshotDigest,
   toolDigest,
 } from './digest.ts';
-import type { Implementation, Tool } from '../mcp/schemas.ts';
+import type { Implementation } from '../mcp/schemas.ts';
+import { type Finding, type ListedTool, toolFindings } from './findings.ts';
+import {
+  type Catalog,
+  type CatalogKind,
+  type ListedItem,
+  catalogDigest,
+  catalogItems,
+} from './catalog.ts';
 import { NAME_MAX, shown } from './text.ts';
 
 /** What a server told discovery about itself. */
@@ -29,8 +39,14 @@ export interface Discovery {
   capabilities: Record<string, unknown>;
   /** Text a client may put in the model's prompt, so as much a poisoning vector as a description. */
   instructions: string | undefined;
-  /** Tool definitions exactly as listed, in the server's order. */
-  tools: Tool[];
+  /** Tool definitions exactly as listed, in the server's order, conformant or not. */
+  tools: ListedTool[];
+  /** Listed entries that could not be recorded as tools (findings.ts); none when absent. */
+  findings?: Finding[] | undefined;
+  /** Prompts, resources and resource templates as listed, for the capabilities declared. */
+  catalog?: Partial<Record<CatalogKind, ListedItem[]>> | undefined;
+  /** Listed prompts and resources that could not be recorded (no key). */
+  catalogFindings?: Finding[] | undefined;
 }
 
 /** One tool of a snapshot: its definition as listed and its digests in full. */
@@ -38,7 +54,7 @@ export interface SnapshotTool {
   name: string;
   digest: Digest;
   fields: FieldDigests;
-  definition: Tool;
+  definition: ListedTool;
 }
 
 export interface Snapshot {
@@ -49,6 +65,10 @@ export interface Snapshot {
   instructions: string | undefined;
   /** Ordered by name, so that every rendering of a snapshot is deterministic. */
   tools: SnapshotTool[];
+  /** How the listed tools break the MCP schema, in list order; empty for a conformant server. */
+  findings: Finding[];
+  /** Prompts, resources and resource templates, for the capabilities the server declares. */
+  catalog: Catalog;
 }
 
 /** Digest every tool. Throws MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent. */
@@ -68,6 +88,17 @@ export function takeSnapshot(discovery: Discovery): Snapshot {
     capabilities: discovery.capabilities,
     instructions: discovery.instructions,
     tools,
+    findings: [
+      ...(discovery.findings ?? []),
+      ...toolFindings(discovery.tools),
+      ...(discovery.catalogFindings ?? []),
+    ],
+    catalog: Object.fromEntries(
+      Object.entries(discovery.catalog ?? {}).map(([kind, listed]) => [
+        kind,
+        catalogItems(kind as CatalogKind, listed),
+      ]),
+    ),
   };
 }
 
@@ -88,7 +119,15 @@ export function compareNames(a: string, b: string): number {
 
 export type CompactDiscovery = Pick<
   DiscoveryStatus,
-  'protocolVersion' | 'serverInfo' | 'capabilities' | 'toolCount' | 'snapshotDigest' | 'tools'
+  | 'protocolVersion'
+  | 'serverInfo'
+  | 'capabilities'
+  | 'toolCount'
+  | 'snapshotDigest'
+  | 'tools'
+  | 'findingCount'
+  | 'findings'
+  | CatalogKind
 >;
 
 /** Hex digits kept of a tool digest in status: enough to see which tools changed. */
@@ -118,10 +157,36 @@ export function compactStatus(snapshot: Snapshot): CompactDiscovery {
     tools: snapshot.tools
       .filter(({ name }) => isToolName(name))
       .map(({ name, digest }) => ({ name, digest: abbreviate(digest) })),
+    ...compactFindings(snapshot.findings),
+    ...catalogSummary(snapshot.catalog),
+  };
+}
+
+/** The first findings and their count; nothing at all for a conformant server. */
+function compactFindings(
+  findings: readonly Finding[],
+): Pick<CompactDiscovery, 'findingCount' | 'findings'> {
+  if (findings.length === 0) return {};
+  return {
+    findingCount: findings.length,
+    findings: findings.slice(0, FINDINGS_MAX).map(({ item, problem }) => ({
+      item: shown(item, NAME_MAX),
+      problem: shown(problem, FINDING_PROBLEM_MAX),
+    })),
   };
 }
 
 /** `sha256:` and the first 12 hex digits, the form status and `approve --digests` fields use. */
 export function abbreviate(digest: Digest): string {
   return digest.slice(0, 'sha256:'.length + STATUS_DIGEST_HEX);
+}
+
+/** Per kind the server offers, how many items it lists and their digest. */
+function catalogSummary(catalog: Catalog): Pick<CompactDiscovery, CatalogKind> {
+  return Object.fromEntries(
+    Object.entries(catalog).map(([kind, items]) => [
+      kind,
+      { count: items.length, digest: catalogDigest(items) },
+    ]),
+  );
 }

@@ -183,6 +183,16 @@ describe('externalReadiness', () => {
     });
   });
 
+  it('is True when the server answers with something discovery cannot use', () => {
+    const answered = externalReadiness(url, discovered('False', 'InvalidAnswer', 'not a list'));
+    expect(answered).toEqual({
+      status: 'True',
+      reason: 'External',
+      message:
+        'Nothing deployed; the server at https://mcp.example.com/mcp answers, but discovery cannot use the answer (see the Discovered condition).',
+    });
+  });
+
   it('is Unknown before the first discovery and when discovery is disabled', () => {
     expect(externalReadiness(url, undefined).status).toBe('Unknown');
     expect(externalReadiness(url, discovered('False', 'Pending')).status).toBe('Unknown');

@@ -162,48 +162,59 @@ describe('pagination and answer formats (scripted legacy server)', () => {
     expect(server.pages()).toBe(3);
   });
 
-  it('names the tool and field of an invalid definition', async () => {
+  it('records a tool that breaks the MCP schema, and fails only on an answer that is not a tools list', async () => {
     const broken = { name: 'broken', inputSchema: { properties: {} } };
-    const server = await track(startScripted({ page: () => ({ tools: [tool('fine'), broken] }) }));
+    const server = await track(
+      startScripted({ page: () => ({ tools: [tool('fine'), broken, 'not a tool'] }) }),
+    );
+    const found = await discover({ url: server.url });
+    expect(found.tools).toEqual([tool('fine'), broken]);
+    expect(found.findings).toEqual([{ item: '#2', problem: 'not a tool: no string name' }]);
+
+    const notAList = await track(
+      startScripted({ page: () => ({ tools: { broken } as unknown as unknown[] }) }),
+    );
     await expectFailure(
-      { url: server.url },
+      { url: notAList.url },
       'MCPOP_DISCOVERY_INVALID_RESULT',
-      /invalid tools\/list result from .* at \/tools\/1\/inputSchema\/type: .*\(tool 'broken'\)/,
+      /invalid tools\/list result from .* at \/tools: Expected array/,
     );
   });
 
-  it('does not ask for tools a server does not declare', async () => {
+  it('does not ask for tools a server does not declare, and lists the prompts it does', async () => {
     const seen: string[] = [];
     const server = await track(
       startScripted({
         page: () => ({ tools: [tool('a')] }),
         seen: (method) => seen.push(method),
         override(message, res) {
-          if (message.method !== 'initialize') return false;
-          const result = {
-            protocolVersion: '2025-11-25',
-            capabilities: { prompts: {} },
-            serverInfo: { name: 'p', version: '1' },
-          };
+          if (message.method !== 'initialize' && message.method !== 'prompts/list') return false;
+          const result =
+            message.method === 'prompts/list'
+              ? { prompts: [{ name: 'greet', description: 'Say hello' }, { title: 'no name' }] }
+              : {
+                  protocolVersion: '2025-11-25',
+                  capabilities: { prompts: {} },
+                  serverInfo: { name: 'p', version: '1' },
+                };
           res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'session-1' });
           res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
           return true;
         },
       }),
     );
-    expect((await discover({ url: server.url })).tools).toEqual([]);
+    const found = await discover({ url: server.url });
+    expect(found.tools).toEqual([]);
+    expect(found.catalog).toEqual({ prompts: [{ name: 'greet', description: 'Say hello' }] });
+    expect(found.catalogFindings).toEqual([{ item: 'prompt #1', problem: 'no string name' }]);
     expect(seen).not.toContain('tools/list');
+    expect(seen).not.toContain('resources/list');
   });
 
-  it('rejects two tools with one name', async () => {
-    const server = await track(
-      startScripted({ page: () => ({ tools: [tool('twin'), tool('twin')] }) }),
-    );
-    await expectFailure(
-      { url: server.url },
-      'MCPOP_DISCOVERY_DUPLICATE_TOOL',
-      /'twin' more than once/,
-    );
+  it('keeps two tools with one name, as listed', async () => {
+    const twin = { ...tool('twin'), description: 'the second' };
+    const server = await track(startScripted({ page: () => ({ tools: [tool('twin'), twin] }) }));
+    expect((await discover({ url: server.url })).tools).toEqual([tool('twin'), twin]);
   });
 });
 

@@ -15,9 +15,8 @@ import {
   type DiscoveryStatusPart,
   discoveryDiffers,
   discoveryStatus,
-  driftBasis,
 } from '../../src/discovery/discovery-status.ts';
-import { computeDrift } from '../../src/tools/drift.ts';
+import { driftBasis, driftFrom, driftInputs } from '../../src/discovery/drift-basis.ts';
 
 /** The status schema as the CRD has it (formats are the API server's business). */
 const validStatus = new Ajv({ strict: false, validateFormats: false }).compile(StatusSchema);
@@ -55,8 +54,8 @@ function success(snapshot: Snapshot, at = T0, generation = 1): ServerResult {
       found: compactStatus(snapshot),
       stored: { fits: true, configMap: 'srv-snapshot' },
       drift: undefined,
-      // Every tool at hand: drift is computed from them against whichever baseline.
-      tools: snapshot.tools,
+      // Everything listed at hand: drift is computed from it against whichever baseline.
+      listed: { tools: snapshot.tools, catalog: snapshot.catalog },
     },
     failure: undefined,
   };
@@ -214,7 +213,7 @@ describe('discoveryStatus', () => {
   it("reports the drift its run computed, and keeps status's while the baseline differs", () => {
     const snapshot = snapshotOf(search, fetchTool);
     const approved = definitions(search);
-    const tools = approved.kind === 'tools' ? approved.tools : [];
+    const inputs = driftInputs(approved, { spec: {} });
     const computed: ServerResult = {
       ...success(snapshot),
       success: {
@@ -223,7 +222,7 @@ describe('discoveryStatus', () => {
         found: compactStatus(snapshot),
         stored: { fits: true, configMap: 'srv-snapshot' },
         // As a run stores it: the drift, not the tools (they are in the ConfigMap).
-        drift: { basis: driftBasis(tools, []), drift: computeDrift(snapshot.tools, tools) },
+        drift: { basis: driftBasis(inputs), drift: driftFrom(snapshot, inputs) },
       },
     };
     const first = discoveryStatus(input({ result: computed, baseline: approved }));
@@ -471,5 +470,67 @@ describe('discoveryEvents', () => {
     );
     const again = step(first.status, success(snapshotOf(search), later(MINUTE)), invalid);
     expect(again.events).toEqual([]);
+  });
+});
+
+describe('the Conformant condition and status.discovery.findings', () => {
+  it('are True and absent for tools that follow the MCP schema', () => {
+    const part = discoveryStatus(input({ result: success(snapshotOf(tool('search'))) }));
+    expect(part.conditions[2]).toMatchObject({
+      type: 'Conformant',
+      status: 'True',
+      reason: 'Conformant',
+      message: 'The 1 tool listed follow the MCP schema.',
+    });
+    expect(part.discovery).not.toHaveProperty('findings');
+  });
+
+  it('name each way a listed tool breaks the schema, while the tools are still discovered', () => {
+    const untyped = {
+      name: 'read_file',
+      inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#' },
+    };
+    const snapshot = takeSnapshot({
+      protocolVersion: '2025-11-25',
+      serverInfo: undefined,
+      capabilities: { tools: {} },
+      instructions: undefined,
+      tools: [untyped, tool('twin'), tool('twin'), tool('has space')],
+      findings: [{ item: '#4', problem: 'not a tool: no string name' }],
+    });
+    const part = discoveryStatus(input({ result: success(snapshot) }));
+    expect(part.conditions[0]).toMatchObject({ type: 'Discovered', status: 'True' });
+    expect(part.discovery?.toolCount).toBe(4);
+    expect(part.discovery?.findingCount).toBe(4);
+    expect(part.discovery?.findings).toEqual([
+      { item: '#4', problem: 'not a tool: no string name' },
+      { item: 'read_file', problem: 'inputSchema lacks type: object' },
+      { item: 'twin', problem: 'duplicate tool name' },
+      { item: 'has space', problem: 'name not allowed by the tool-name rules' },
+    ]);
+    expect(part.conditions[2]).toMatchObject({
+      type: 'Conformant',
+      status: 'False',
+      reason: 'SchemaViolations',
+    });
+    expect(part.conditions[2].message).toBe(
+      '4 findings: the server publishes tools that break the MCP schema, recorded and compared as published (#4: not a tool: no string name; read_file: inputSchema lacks type: object; twin: duplicate tool name; and 1 more). See `mcp-operator diff srv -n ns`.',
+    );
+    expect(validStatus(written(part))).toBe(true);
+  });
+
+  it('keep at most 20 findings in status, and the count of all', () => {
+    const tools = Array.from({ length: 50 }, (_, i) => ({ name: `t${i}`, inputSchema: {} }));
+    const snapshot = takeSnapshot({
+      protocolVersion: '2025-11-25',
+      serverInfo: undefined,
+      capabilities: { tools: {} },
+      instructions: undefined,
+      tools,
+    });
+    const part = discoveryStatus(input({ result: success(snapshot) }));
+    expect(part.discovery?.findingCount).toBe(50);
+    expect(part.discovery?.findings).toHaveLength(20);
+    expect(validStatus(written(part))).toBe(true);
   });
 });

@@ -54,7 +54,7 @@ async function statusAfterDiscovery(url: string) {
           found: compactStatus(snapshot),
           stored,
           drift: undefined,
-          tools: snapshot.tools,
+          listed: { tools: snapshot.tools, catalog: snapshot.catalog },
         },
         failure: undefined,
       }),
@@ -95,7 +95,7 @@ describe('server-controlled text on its way to status', () => {
   it('a JSON-RPC error message of 40,000 characters becomes a short Discovered message', async () => {
     const server = await track(hostile.hugeRpcError());
     const part = await statusAfterDiscovery(server.url);
-    expect(part.conditions[0]).toMatchObject({ status: 'False', reason: 'Failed' });
+    expect(part.conditions[0]).toMatchObject({ status: 'False', reason: 'InvalidAnswer' });
     expect(part.conditions[0].message).toMatch(/JSON-RPC error -32603: boom\\e\[2Jxxx/);
     expect(part.discovery?.lastError).toBe(part.conditions[0].message);
     expectWritable(part);

@@ -316,6 +316,7 @@ describe('added, removed, allowlist and ordering', () => {
       changed: [],
       missingAllowed: ['absent', 'gone'],
       invalidNames: [],
+      catalog: {},
     });
     expect(
       computeDrift([...listed].reverse(), [...approved].reverse(), ['absent', 'gone']),
@@ -346,6 +347,7 @@ describe('added, removed, allowlist and ordering', () => {
       changed: [],
       missingAllowed: ['other'],
       invalidNames: [],
+      catalog: {},
     });
   });
 

@@ -14,6 +14,8 @@ export const ConditionType = {
   Discovered: 'Discovered',
   /** The discovered tools differ from spec.tools.approved. */
   Drifted: 'Drifted',
+  /** The last discovered tools follow the MCP schema (status.discovery.findings says where not). */
+  Conformant: 'Conformant',
 } as const;
 export type ConditionType = (typeof ConditionType)[keyof typeof ConditionType];
 
@@ -51,6 +53,8 @@ export const DiscoveredReason = {
   TimedOut: 'TimedOut',
   /** The URL resolves to an address the operator's discovery egress policy denies. */
   EgressDenied: 'EgressDenied',
+  /** The server answered, but not with what MCP specifies (not a tools list at all, an error). */
+  InvalidAnswer: 'InvalidAnswer',
 } as const;
 export type DiscoveredReason = (typeof DiscoveredReason)[keyof typeof DiscoveredReason];
 
@@ -63,6 +67,17 @@ export const DriftedReason = {
   BaselineInvalid: 'BaselineInvalid',
 } as const;
 export type DriftedReason = (typeof DriftedReason)[keyof typeof DriftedReason];
+
+/** Reasons of Conformant. */
+export const ConformantReason = {
+  /** Every listed tool follows the MCP schema. */
+  Conformant: 'Conformant',
+  /** Some listed tools break it; they are recorded all the same. */
+  SchemaViolations: 'SchemaViolations',
+  /** Nothing discovered yet, or discovery is disabled. */
+  NotDiscovered: 'NotDiscovered',
+} as const;
+export type ConformantReason = (typeof ConformantReason)[keyof typeof ConformantReason];
 
 /** The condition of `type` in a status, if it has one. */
 export function findCondition(

@@ -50,6 +50,92 @@ const DiscoveredTool = Type.Object(
   },
 );
 
+/** Characters of a prompt name or resource URI (template) status keeps. */
+export const CATALOG_KEY_MAX = 256;
+/** Entries of each status.drift list of prompts and resources; `mcp-operator diff` has them all. */
+export const CATALOG_DRIFT_MAX = 100;
+
+const CatalogSummary = (what: string) =>
+  Type.Optional(
+    Type.Object(
+      {
+        count: Type.Integer({ description: `Number of ${what} listed.`, minimum: 0 }),
+        digest: Type.String({
+          description: `SHA-256 over the ${what}' digests ordered by key: changes when any of them does. The snapshot ConfigMap has each definition.`,
+          pattern: DIGEST_PATTERN,
+        }),
+      },
+      {
+        description: `The ${what} the server lists; present when it declares the capability.`,
+      },
+    ),
+  );
+
+const CatalogKeys = (description: string) =>
+  Type.Optional(
+    Type.Array(
+      Type.String({
+        description:
+          'A prompt name or resource URI (template) as listed, control characters shown as escapes, cut after 256 characters.',
+        maxLength: CATALOG_KEY_MAX,
+      }),
+      { description, maxItems: CATALOG_DRIFT_MAX },
+    ),
+  );
+
+const CatalogDriftStatus = (what: string) =>
+  Type.Optional(
+    Type.Object(
+      {
+        added: CatalogKeys(`${what} listed but not approved (at most 100).`),
+        removed: CatalogKeys(`Approved ${what} no longer listed (at most 100).`),
+        changed: Type.Optional(
+          Type.Array(
+            Type.Object({
+              key: Type.String({ description: 'The name or URI.', maxLength: CATALOG_KEY_MAX }),
+              fields: Type.Array(Type.String({ maxLength: 32 }), {
+                description: 'Fields that differ from the approved definition.',
+                maxItems: 8,
+              }),
+              severity: StringEnum(DRIFT_SEVERITIES, {
+                description: 'As for tools: breaking, compatible or description-only.',
+              }),
+            }),
+            {
+              description: `Approved ${what} whose definition changed (at most 100).`,
+              maxItems: CATALOG_DRIFT_MAX,
+            },
+          ),
+        ),
+      },
+      { description: `How the listed ${what} differ from the approved ones.` },
+    ),
+  );
+
+/** Findings status.discovery keeps; the snapshot ConfigMap has them all. */
+export const FINDINGS_MAX = 20;
+/** Characters of a finding's problem that status keeps. */
+export const FINDING_PROBLEM_MAX = 200;
+
+const Finding = Type.Object(
+  {
+    item: Type.String({
+      description:
+        'The tool as listed (control characters shown as escapes, long names cut), or #<index> for an entry without a string name.',
+      maxLength: SERVER_TEXT_MAX,
+    }),
+    problem: Type.String({
+      description:
+        'How it breaks the MCP schema, e.g. "inputSchema lacks type: object", "duplicate tool name".',
+      maxLength: FINDING_PROBLEM_MAX,
+    }),
+  },
+  {
+    description:
+      'A listed tool that breaks the MCP schema. It is still recorded, digested and compared; the finding says what is wrong with it.',
+  },
+);
+
 /**
  * Times that discovery refreshes without another change only this often, so that a round that
  * finds nothing new writes nothing (docs/adr/0003). Prometheus has the exact times.
@@ -115,6 +201,22 @@ const DiscoveryStatus = Type.Object(
         maxItems: MAX_TOOLS,
       }),
     ),
+    findingCount: Type.Optional(
+      Type.Integer({
+        description:
+          'How many ways the listed tools break the MCP schema (see findings and the Conformant condition); absent when none do.',
+        minimum: 0,
+      }),
+    ),
+    findings: Type.Optional(
+      Type.Array(Finding, {
+        description: `The first ${FINDINGS_MAX} findings, in list order; \`mcp-operator diff\` shows them all.`,
+        maxItems: FINDINGS_MAX,
+      }),
+    ),
+    prompts: CatalogSummary('prompts'),
+    resources: CatalogSummary('resources'),
+    resourceTemplates: CatalogSummary('resource templates'),
     snapshotConfigMap: Type.Optional(
       Type.String({
         description:
@@ -174,6 +276,9 @@ const DriftStatus = Type.Object(
         },
       ),
     ),
+    prompts: CatalogDriftStatus('prompts'),
+    resources: CatalogDriftStatus('resources'),
+    resourceTemplates: CatalogDriftStatus('resource templates'),
     since: Type.Optional(Time('When the current drift was first seen.')),
   },
   { description: 'How the discovered tools differ from spec.tools.approved.' },
@@ -210,3 +315,4 @@ export type DiscoveredTool = Static<typeof DiscoveredTool>;
 export type DiscoveryStatus = Static<typeof DiscoveryStatus>;
 export type DriftStatus = Static<typeof DriftStatus>;
 export type ChangedTool = Static<typeof ChangedTool>;
+export type StatusFinding = Static<typeof Finding>;

@@ -150,8 +150,71 @@ const ApprovedTool = Type.Object(
   },
 );
 
+/** Most prompts, resources or resource templates a baseline approves. */
+export const MAX_CATALOG_ITEMS = MAX_TOOLS;
+/** Longest prompt name or resource URI (template) a baseline holds. */
+export const CATALOG_KEY_LENGTH_MAX = 2048;
+
+/**
+ * One approved prompt, resource or resource template, keyed by `key` (name, uri or
+ * uriTemplate): its digest, or its definition without the key as `mcp-operator approve` writes it.
+ */
+const ApprovedItem = (key: 'name' | 'uri' | 'uriTemplate', what: string) =>
+  Type.Object(
+    {
+      [key]: Type.String({
+        description: `The ${key} of the approved ${what}.`,
+        minLength: 1,
+        maxLength: CATALOG_KEY_LENGTH_MAX,
+      }),
+      digest: Type.Optional(
+        Type.String({
+          description: `SHA-256 of the whole ${what} (RFC 8785 canonical JSON of its ${key} and compared fields).`,
+          maxLength: 71,
+          'x-kubernetes-validations': [
+            {
+              rule: `self.matches('${DIGEST_PATTERN}')`,
+              message: 'digest must be sha256: followed by 64 lowercase hex digits',
+            },
+          ],
+        }),
+      ),
+      definition: Type.Optional(
+        Type.Object(
+          {},
+          {
+            description: `The approved ${what} as the server lists it, without its ${key}; reviewable in a pull request.`,
+            'x-kubernetes-preserve-unknown-fields': true,
+          },
+        ),
+      ),
+    },
+    {
+      description: `One approved ${what}: its ${key} and either its digest or its full definition.`,
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.digest) != has(self.definition)',
+          message: `an approved ${what} sets exactly one of digest or definition`,
+        },
+      ],
+    },
+  );
+
+const ApprovedItems = (key: 'name' | 'uri' | 'uriTemplate', what: string, plural: string) =>
+  Type.Optional(
+    Type.Array(ApprovedItem(key, what), {
+      description: `The approved ${plural}, inline. Set, they are compared with what the server lists and drift reports each kind as for tools; unset, ${plural} are not compared. The bridge's driftPolicy Enforce screens tools only.`,
+      maxItems: MAX_CATALOG_ITEMS,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': [key],
+    }),
+  );
+
 const Approved = Type.Object(
   {
+    prompts: ApprovedItems('name', 'prompt', 'prompts'),
+    resources: ApprovedItems('uri', 'resource', 'resources'),
+    resourceTemplates: ApprovedItems('uriTemplate', 'resource template', 'resource templates'),
     tools: Type.Optional(
       Type.Array(ApprovedTool, {
         description: 'The approved tools, inline.',
