@@ -185,6 +185,7 @@ class HttpSessionTransport extends BaseTransport {
 
   #stop(reason: string): void {
     this.#stopping.abort();
+    for (const waiting of this.#exchanges.values()) waiting.abort();
     this.closed(reason);
   }
 
@@ -200,14 +201,12 @@ class HttpSessionTransport extends BaseTransport {
 
   async #post(message: JsonRpcMessage, body: string, sent: () => void): Promise<void> {
     const id = isRequest(message) ? message.id : undefined;
+    // A request is waited for until the bridge gives up on it (its timeout cancels it here, and
+    // closing aborts every exchange); anything else until --request-timeout.
     const waiting = new AbortController();
     if (id !== undefined) this.#exchanges.set(idKey(id), waiting);
-    // A request is waited for until the bridge gives up on it (its timeout cancels it here);
-    // anything else until --request-timeout.
-    const signal = AbortSignal.any([
-      this.#stopping.signal,
-      id === undefined ? AbortSignal.timeout(this.#options.requestTimeoutMs) : waiting.signal,
-    ]);
+    const signal = id === undefined ? this.#stopping.signal : waiting.signal;
+    const bound = id === undefined ? this.#options.requestTimeoutMs : 0;
     try {
       let response: ResponseData;
       try {
@@ -219,6 +218,8 @@ class HttpSessionTransport extends BaseTransport {
           }),
           body,
           signal,
+          headersTimeout: bound,
+          bodyTimeout: bound,
           dispatcher: this.#dispatcher,
         });
       } finally {
