@@ -293,26 +293,25 @@ async function httpTarget(
   };
 }
 
+/** argv of a bridge process on `port`, with the flags every bridge row shares. */
+const bridgeArgv = (port: number, args: string[]) => [
+  NODE,
+  ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
+  CLI,
+  'bridge',
+  '--listen',
+  `127.0.0.1:${port}`,
+  '--max-sessions',
+  '1000',
+  '--log-level',
+  'warn',
+  ...args,
+];
+
 const bridge = (mode: string, command: string[], extra: string[] = [], port?: number) =>
   httpTarget(
     `bridge ${mode}`,
-    (port) => [
-      NODE,
-      ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
-      CLI,
-      'bridge',
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--session-mode',
-      mode,
-      '--max-sessions',
-      '1000',
-      '--log-level',
-      'warn',
-      ...extra,
-      '--',
-      ...command,
-    ],
+    (port) => bridgeArgv(port, ['--session-mode', mode, ...extra, '--', ...command]),
     '/mcp',
     port,
   );
@@ -553,20 +552,7 @@ const goHttp = (binary: string) =>
 
 /** The bridge in proxy mode in front of `upstream`, with every other flag as the rows above. */
 const proxy = (upstream: string) =>
-  httpTarget('bridge proxy', (port) => [
-    NODE,
-    ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
-    CLI,
-    'bridge',
-    '--listen',
-    `127.0.0.1:${port}`,
-    '--upstream',
-    upstream,
-    '--max-sessions',
-    '1000',
-    '--log-level',
-    'warn',
-  ]);
+  httpTarget('bridge proxy', (port) => bridgeArgv(port, ['--upstream', upstream]));
 
 /**
  * Proxy mode against direct HTTP to the same server process, in the same run: what the bridge

@@ -6,6 +6,7 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -144,6 +145,16 @@ export async function connect(
   });
   await client.connect(transport);
   return client;
+}
+
+/** The MCP error a call is refused with; anything else (success included) fails the test. */
+export async function callError(promise: Promise<unknown>): Promise<McpError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof McpError)) throw new Error(`expected an MCP error, got ${String(error)}`);
+  return error;
 }
 
 /** The text of the first content item of a tool result. */

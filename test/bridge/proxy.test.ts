@@ -4,13 +4,14 @@
  * SDK client or raw HTTP; the hostile cases use a fixture server that misbehaves on request.
  */
 
-import { McpError, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolDigest } from '../../src/tools/digest.ts';
 import { startHostileServer } from './fixtures/hostile-http-server.ts';
 import {
+  callError,
   connect,
   freePort,
   HTTP_SERVERS,
@@ -26,15 +27,6 @@ import {
   toolCall,
 } from './harness.ts';
 import { waitFor } from '../support/wait.ts';
-
-async function callError(promise: Promise<unknown>): Promise<McpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof McpError)) throw new Error(`expected an MCP error, got ${String(error)}`);
-  return error;
-}
 
 const everything = () => startHttpServer(HTTP_SERVERS.everything, '/mcp');
 
