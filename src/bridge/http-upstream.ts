@@ -152,14 +152,15 @@ class HttpSessionTransport extends BaseTransport {
     this.label = label;
   }
 
-  send(message: JsonRpcMessage, account: Account): void {
+  /** `account` (budget.ts) holds the body until the server has taken it; none: held elsewhere. */
+  send(message: JsonRpcMessage, account?: Account): void {
     if (this.isClosed) return;
     const body = JSON.stringify(message);
-    account.take(body.length);
+    account?.take(body.length);
     if (isRequest(message) && message.method === 'initialize') {
       this.#initializing.add(idKey(message.id));
     }
-    void this.#post(message, body, () => account.give(body.length));
+    void this.#post(message, body, () => account?.give(body.length));
   }
 
   /** The same promise to every caller: the bridge closes a session's upstream and then all. */

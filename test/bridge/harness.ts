@@ -10,7 +10,6 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +17,7 @@ import { afterEach } from 'vitest';
 import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.ts';
 import { testLogger } from '../support/log.ts';
 import { waitFor } from '../support/wait.ts';
+import { freePort } from '../support/ports.ts';
 
 export const NODE = process.execPath;
 /** The bin script of an installed package (these packages export no entry point to import). */
@@ -35,16 +35,6 @@ export const SERVERS = {
     ...args,
   ],
 };
-
-/** A TCP port free on loopback at the time of the call. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
 
 export interface HttpServerProcess {
   /** The server's MCP endpoint. */

@@ -13,7 +13,6 @@ import { startHostileServer } from './fixtures/hostile-http-server.ts';
 import {
   callError,
   connect,
-  freePort,
   HTTP_SERVERS,
   INITIALIZE,
   messagesOf,
@@ -26,6 +25,7 @@ import {
   textOf,
   toolCall,
 } from './harness.ts';
+import { freePort } from '../support/ports.ts';
 import { waitFor } from '../support/wait.ts';
 
 const everything = () => startHttpServer(HTTP_SERVERS.everything, '/mcp');
