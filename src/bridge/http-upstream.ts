@@ -95,22 +95,34 @@ function networkReason(error: unknown): string {
   return error instanceof Error ? error.name : 'unknown error';
 }
 
-/** Reads at most `limit` bytes of `body`; more is a fault (and the rest is not read). */
-async function readBounded(body: ResponseData['body'], limit: number): Promise<Buffer> {
+/**
+ * The body as text, at most `limit` bytes; more is a fault, and the rest is not read. A body
+ * whose Content-Length fits is read in one go; one that declares more is not read at all.
+ */
+async function readBounded(response: ResponseData, limit: number): Promise<string> {
+  const { body } = response;
+  const declared = Number(headerValue(response, 'content-length') ?? NaN);
+  const tooLarge = () =>
+    new UpstreamFault(
+      `The MCP server's response is larger than ${limit} bytes`,
+      WIRE.INTERNAL_ERROR,
+    );
+  if (declared <= limit) return body.text();
+  if (declared > limit) {
+    body.destroy();
+    throw tooLarge();
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
     size += chunk.length;
     if (size > limit) {
       body.destroy();
-      throw new UpstreamFault(
-        `The MCP server's response is larger than ${limit} bytes`,
-        WIRE.INTERNAL_ERROR,
-      );
+      throw tooLarge();
     }
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks);
+  return Buffer.concat(chunks).toString();
 }
 
 function parseMessage(text: string): JsonRpcMessage | undefined {
@@ -269,7 +281,7 @@ class HttpSessionTransport extends BaseTransport {
     if (this.#initializing.has(key)) this.#learnSession(response);
     const type = mediaType(response);
     if (type === 'application/json') {
-      const text = (await readBounded(response.body, this.#options.maxMessageBytes)).toString();
+      const text = await readBounded(response, this.#options.maxMessageBytes);
       const message = parseMessage(text);
       if (!message || !isResponse(message) || message.id !== id) {
         throw new UpstreamFault(
@@ -345,8 +357,8 @@ class HttpSessionTransport extends BaseTransport {
 
   /** An error status: the JSON-RPC error it carries, or one naming the status. */
   async #errorStatus(id: RequestId, response: ResponseData): Promise<void> {
-    const body = await readBounded(response.body, ERROR_BODY_LIMIT).catch(() => undefined);
-    const message = body === undefined ? undefined : parseMessage(body.toString());
+    const body = await readBounded(response, ERROR_BODY_LIMIT).catch(() => undefined);
+    const message = body === undefined ? undefined : parseMessage(body);
     if (message && isErrorResponse(message)) {
       return this.#deliver({ ...message, id });
     }
