@@ -8,6 +8,8 @@
  *   bridge forwarded  two PerSession replicas (--peers): sessions opened on one, every call
  *               sent to the other, which forwards it (the worst case of spec.replicas > 1)
  *   supergateway  `supergateway --outputTransport streamableHttp --stateful` (one child per session)
+ *   bridge proxy  the bridge with --upstream in front of the same server serving HTTP itself,
+ *               next to direct HTTP to it (`--only proxy` runs just these)
  *
  * It prints requests/s and p50/p99 latency of `tools/call` at 1, 16 and 128 concurrent
  * sessions (each session a closed loop of calls), the CPU time per call of the HTTP server
@@ -291,26 +293,25 @@ async function httpTarget(
   };
 }
 
+/** argv of a bridge process on `port`, with the flags every bridge row shares. */
+const bridgeArgv = (port: number, args: string[]) => [
+  NODE,
+  ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
+  CLI,
+  'bridge',
+  '--listen',
+  `127.0.0.1:${port}`,
+  '--max-sessions',
+  '1000',
+  '--log-level',
+  'warn',
+  ...args,
+];
+
 const bridge = (mode: string, command: string[], extra: string[] = [], port?: number) =>
   httpTarget(
     `bridge ${mode}`,
-    (port) => [
-      NODE,
-      ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
-      CLI,
-      'bridge',
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--session-mode',
-      mode,
-      '--max-sessions',
-      '1000',
-      '--log-level',
-      'warn',
-      ...extra,
-      '--',
-      ...command,
-    ],
+    (port) => bridgeArgv(port, ['--session-mode', mode, ...extra, '--', ...command]),
     '/mcp',
     port,
   );
@@ -539,6 +540,47 @@ async function statelessColumn(server: string[], sessions: Map<string, Throughpu
   }
 }
 
+// --- proxy mode --------------------------------------------------------------------------
+
+/** The Go everything-server serving Streamable HTTP itself (stateful, like the bridge). */
+const goHttp = (binary: string) =>
+  httpTarget(
+    'direct HTTP',
+    (port) => [binary, '-http', `127.0.0.1:${port}`, '-stateless=false'],
+    '/',
+  );
+
+/** The bridge in proxy mode in front of `upstream`, with every other flag as the rows above. */
+const proxy = (upstream: string) =>
+  httpTarget('bridge proxy', (port) => bridgeArgv(port, ['--upstream', upstream]));
+
+/**
+ * Proxy mode against direct HTTP to the same server process, in the same run: what the bridge
+ * adds in front of a server that speaks HTTP itself (goal: under 1 ms p50 at 1 session).
+ */
+async function proxyMode(binary: string): Promise<void> {
+  console.log('\nProxy mode: the Go everything-server serving HTTP, direct and behind the bridge');
+  const server = await goHttp(binary);
+  for (const sessions of CONCURRENCY) {
+    const direct = await throughput(server, sessions);
+    const front = await proxy(server.url!);
+    const proxied = await throughput(front, sessions);
+    await front.stop();
+    for (const [name, result] of [
+      ['direct HTTP', direct],
+      ['bridge proxy', proxied],
+    ] as const) {
+      console.log(
+        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}`,
+      );
+    }
+    console.log(
+      `  ${String(sessions).padStart(3)} sessions: proxy p50 - direct HTTP p50 = ${(proxied.p50 - direct.p50).toFixed(3)} ms; proxy/direct req/s = ${(proxied.rps / direct.rps).toFixed(2)}x`,
+    );
+  }
+  await server.stop();
+}
+
 // --- run ---------------------------------------------------------------------------------
 
 /**
@@ -585,6 +627,10 @@ async function main(): Promise<void> {
     ['bridge forwarded', () => forwarded(server)],
     ['supergateway', () => supergateway(server)],
   ];
+  if (ONLY === 'proxy') {
+    await proxyMode(server[0]!);
+    return agent.destroy();
+  }
   for (const sessions of CONCURRENCY) {
     for (const [name, make] of makers) {
       if (ONLY !== undefined && !name.includes(ONLY)) continue;
@@ -609,6 +655,7 @@ async function main(): Promise<void> {
   }
   printGoals(results);
   await statelessColumn(server, results);
+  if (ONLY === undefined) await proxyMode(server[0]!);
   if (ONLY !== undefined || values['throughput-only']) return agent.destroy();
 
   console.log('\nSession setup (median of 5, server-everything from npm):');

@@ -1,7 +1,8 @@
 /**
  * `mcp-operator bridge [flags] [-- <command> <args…>]`: serves a stdio MCP server as Streamable
  * HTTP. With a command it spawns the server itself (local mode); with --supervisor-dir it asks
- * the supervisor in the server container for children (pod mode). The flags are the ones of
+ * the supervisor in the server container for children (pod mode); with --upstream it fronts a
+ * server that speaks Streamable HTTP itself (proxy mode). The flags are the ones of
  * BRIDGE_FLAGS in pod-contract.ts, which the controller renders.
  */
 
@@ -32,7 +33,8 @@ const EXTRA_FLAGS = { '--log-level': 'info', '--grace-period': '5s' } as const;
 const USAGE = `Usage: mcp-operator bridge [flags] [-- <command> [args...]]
 
 Serves a stdio MCP server as Streamable HTTP. Give the server command after --, or
---supervisor-dir in a pod. Flags:
+--supervisor-dir in a pod. With --upstream URL it fronts a server that serves Streamable HTTP
+itself (proxy mode). Flags:
 ${[...Object.values(BRIDGE_FLAGS), ...Object.keys(EXTRA_FLAGS)].map((flag) => `  ${flag}`).join('\n')}
 The clients' bearer token comes from --auth-token-file or $${BRIDGE_TOKEN_ENV}.
 `;
@@ -45,6 +47,20 @@ function hostPort(text: string): { host: string; port: number } {
     host: match[1]!.replace(/^\[(.*)\]$/, '$1') || '0.0.0.0',
     port: integerFlag(BRIDGE_FLAGS.listen, match[2]!, 0),
   };
+}
+
+/** --upstream: an http(s) URL, the server's MCP endpoint. */
+function upstreamFlag(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const url = URL.parse(text);
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      BRIDGE_FLAGS.upstream,
+      `'${text}' is not an http(s) URL`,
+    );
+  }
+  return url.href;
 }
 
 /** --replica-address and --peers, which go together, each entry a host:port. */
@@ -104,17 +120,20 @@ export function parseBridgeArgs(
     );
   }
   const supervisorDir = text(BRIDGE_FLAGS.supervisorDir);
-  if (!supervisorDir && positionals.length === 0) {
+  const upstream = upstreamFlag(text(BRIDGE_FLAGS.upstream));
+  const sources = [
+    supervisorDir && BRIDGE_FLAGS.supervisorDir,
+    upstream && BRIDGE_FLAGS.upstream,
+    positionals.length > 0 && 'a command after --',
+  ].filter((source) => typeof source === 'string');
+  if (sources.length === 0) {
     throw operatorError(
       'MCPOP_BRIDGE_USAGE',
-      `give the server command after --, or ${BRIDGE_FLAGS.supervisorDir}`,
+      `give the server command after --, ${BRIDGE_FLAGS.upstream}, or ${BRIDGE_FLAGS.supervisorDir}`,
     );
   }
-  if (supervisorDir && positionals.length > 0) {
-    throw operatorError(
-      'MCPOP_BRIDGE_USAGE',
-      `a command after -- and ${BRIDGE_FLAGS.supervisorDir} exclude each other`,
-    );
+  if (sources.length > 1) {
+    throw operatorError('MCPOP_BRIDGE_USAGE', `${sources.join(' and ')} exclude each other`);
   }
   const replicas = replicaFlags(text(BRIDGE_FLAGS.replicaAddress), text(BRIDGE_FLAGS.peers));
   const path = settings.path;
@@ -144,6 +163,7 @@ export function parseBridgeArgs(
     policyFile: text(BRIDGE_FLAGS.policyFile),
     discoveryTokenFile: text(BRIDGE_FLAGS.discoveryTokenFile),
     supervisorDir,
+    upstream,
     command: positionals.length > 0 ? positionals : undefined,
     ...(replicas === undefined ? {} : { replicas }),
     graceMs: durationFlag(

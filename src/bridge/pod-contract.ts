@@ -67,6 +67,11 @@ export interface BridgeSettings {
   /** Directory shared with the supervisor; absent means the bridge spawns the command itself. */
   supervisorDir?: string;
   /**
+   * Proxy mode: the Streamable HTTP endpoint of a server that serves HTTP itself (in a pod, the
+   * server container on localhost). Excludes `supervisorDir` and a command.
+   */
+  upstream?: string;
+  /**
    * Comma-separated browser origins allowed to call the endpoint (`https://app.example`).
    * Requests without an Origin header are always allowed; absent means loopback origins only.
    */
@@ -99,6 +104,7 @@ export const BRIDGE_FLAGS = {
   policyFile: '--policy-file',
   discoveryTokenFile: '--discovery-token-file',
   supervisorDir: '--supervisor-dir',
+  upstream: '--upstream',
   allowedOrigins: '--allowed-origins',
   maxMessageBytes: '--max-message-bytes',
   replicaAddress: '--replica-address',

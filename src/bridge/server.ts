@@ -15,6 +15,7 @@ import { ByteBudget } from './budget.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './pod-contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
 import { isLoopback } from './guards.ts';
+import { HttpLauncher } from './http-upstream.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
 import { StatelessEndpoint } from './stateless.ts';
@@ -49,10 +50,12 @@ export interface BridgeOptions {
   supervisorDir?: string;
   /** Local mode: the server command. */
   command?: string[];
+  /** Proxy mode: the MCP endpoint of a server that serves Streamable HTTP itself. */
+  upstream?: string;
   /** Wait between closing a child's stdin, SIGTERM and SIGKILL; also the drain on shutdown. */
   graceMs: number;
   logger: Logger;
-  /** Launcher override for tests (an in-memory server); replaces command/supervisorDir. */
+  /** Launcher override for tests (an in-memory server); replaces command/supervisorDir/upstream. */
   launcher?: Launcher;
   /** Replicas of one server: where the others reach this bridge, and where they all are. */
   replicas?: { self: string; peers: string[] };
@@ -69,11 +72,20 @@ export interface RunningBridge {
 
 function launcherFor(options: BridgeOptions): Launcher {
   if (options.launcher) return options.launcher;
+  if (options.upstream) {
+    return new HttpLauncher({
+      url: options.upstream,
+      maxMessageBytes: options.maxMessageBytes,
+      requestTimeoutMs: options.requestTimeoutMs,
+      logger: options.logger,
+    });
+  }
   const common = { maxLineBytes: options.maxMessageBytes, graceMs: options.graceMs };
   if (options.supervisorDir)
     return new SupervisedLauncher({ dir: options.supervisorDir, ...common });
   const [command, ...args] = options.command ?? [];
-  if (command === undefined) throw new Error('a command or a supervisor directory is required');
+  if (command === undefined)
+    throw new Error('a command, a supervisor directory or an upstream URL is required');
   return new SpawnLauncher({ command, args, ...common });
 }
 

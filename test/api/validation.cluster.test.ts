@@ -163,9 +163,32 @@ const CASES: [string, Spec, string[]][] = [
   ],
   // bridge
   [
-    'bridge settings on a streamable-http server',
-    { ...HTTP, bridge: { maxSessions: 4 } },
-    ['spec.bridge: Forbidden: spec.bridge applies only to transport stdio'],
+    'a stdio server without its bridge',
+    stdio({ bridge: { enabled: false } }),
+    [
+      'spec.bridge.enabled: Invalid value: spec.bridge.enabled can be false only for transport streamable-http: a stdio server is served by its bridge',
+    ],
+  ],
+  [
+    'a bridge port on a stdio server',
+    stdio({ bridge: { port: 9000 } }),
+    [
+      'spec.bridge.port: Forbidden: spec.bridge.port applies only to transport streamable-http: the bridge of a stdio server listens on spec.port',
+    ],
+  ],
+  [
+    'a streamable-http server on the port of its bridge',
+    { ...HTTP, port: 8099 },
+    [
+      "spec.port: Invalid value: spec.bridge.port (default 8099) must differ from spec.port: the bridge and the server share the pod's network",
+    ],
+  ],
+  [
+    'a streamable-http server and its bridge on one port',
+    { ...HTTP, bridge: { port: 3000 } },
+    [
+      "spec.port: Invalid value: spec.bridge.port (default 8099) must differ from spec.port: the bridge and the server share the pod's network",
+    ],
   ],
   [
     'an unknown session mode',
@@ -335,10 +358,21 @@ const CASES: [string, Spec, string[]][] = [
     ],
   ],
   [
-    'Enforce on a server without a bridge',
-    { ...HTTP, tools: { driftPolicy: 'Enforce', approved: { tools: [] } } },
+    'Enforce on a url server (no bridge in front of it)',
+    { ...URL_SERVER, tools: { driftPolicy: 'Enforce', approved: { tools: [] } } },
     [
-      'spec.tools.driftPolicy: Invalid value: spec.tools.driftPolicy Enforce needs transport stdio: the bridge enforces it, and only stdio servers have one',
+      'spec.tools.driftPolicy: Invalid value: spec.tools.driftPolicy Enforce needs the bridge, which enforces it: a deployed server (spec.image) whose spec.bridge.enabled is not false',
+    ],
+  ],
+  [
+    'Enforce on a server whose bridge is opted out',
+    {
+      ...HTTP,
+      bridge: { enabled: false },
+      tools: { driftPolicy: 'Enforce', approved: { tools: [] } },
+    },
+    [
+      'spec.tools.driftPolicy: Invalid value: spec.tools.driftPolicy Enforce needs the bridge, which enforces it: a deployed server (spec.image) whose spec.bridge.enabled is not false',
     ],
   ],
   [
@@ -471,6 +505,18 @@ describe('the API server accepts valid MCPServers', () => {
   const valid: [string, Spec][] = [
     ['a minimal stdio server', STDIO],
     ['a minimal streamable-http server', HTTP],
+    [
+      'a streamable-http server under Enforce, behind its bridge with settings',
+      {
+        ...HTTP,
+        bridge: { port: 9000, maxSessions: 4, sessionMode: 'Shared' },
+        tools: { driftPolicy: 'Enforce', approved: { tools: [] } },
+      },
+    ],
+    [
+      'a streamable-http server without a bridge, on the default bridge port',
+      { ...HTTP, port: 8099, bridge: { enabled: false } },
+    ],
     ['a minimal url server', URL_SERVER],
     // Both session modes scale out: a session stays on its pod, the bridges route to it.
     ['a stdio server with three replicas', stdio({ replicas: 3 })],

@@ -69,6 +69,22 @@ describe('bridge flags', () => {
     expect(options.command).toEqual(['npx', '-y', 'server', '--flag']);
   });
 
+  it('takes --upstream for proxy mode, alone', () => {
+    const options = parseBridgeArgs(['--upstream', 'http://127.0.0.1:3000/mcp'], {});
+    expect(options.upstream).toBe('http://127.0.0.1:3000/mcp');
+    expect(options.command).toBeUndefined();
+    const refuse = (argv: string[]) => () => parseBridgeArgs(argv, {});
+    expect(refuse(['--upstream', 'ftp://x/mcp'])).toThrow(
+      /--upstream: 'ftp:\/\/x\/mcp' is not an http\(s\) URL/,
+    );
+    expect(refuse(['--upstream', 'http://x/mcp', '--', 'server'])).toThrow(
+      /--upstream and a command after -- exclude each other/,
+    );
+    expect(refuse(['--upstream', 'http://x/mcp', '--supervisor-dir', '/d'])).toThrow(
+      /--supervisor-dir and --upstream exclude each other/,
+    );
+  });
+
   it('refuses bad flags with a message naming the flag', () => {
     const refuse = (argv: string[]) => () => parseBridgeArgs(argv, {});
     expect(refuse(['--', 'x', '--session-mode'])).not.toThrow();

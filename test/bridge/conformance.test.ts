@@ -1,7 +1,8 @@
 /**
  * The official conformance suite (`@modelcontextprotocol/conformance`, server mode, the
  * requirement set of 2025-11-25) against the bridge fronting the Go SDK's stdio everything-server, in both session
- * modes, and against the same server serving Streamable HTTP itself. The bar: the bridge
+ * modes; against the same server serving Streamable HTTP itself; and against the bridge in
+ * proxy mode in front of that HTTP server. The bar: the bridge
  * passes every scenario the server passes on its own, with no failed check; any exception must
  * be listed in EXPECTED_FAILURES with its reason.
  */
@@ -21,6 +22,7 @@ const REVISION = '2025-11-25';
 describe('conformance suite', { timeout: 600_000 }, () => {
   let binary: string;
   let direct: Map<string, ScenarioResult>;
+  let directUrl: string;
   let stop: () => Promise<void>;
 
   beforeAll(async () => {
@@ -28,12 +30,33 @@ describe('conformance suite', { timeout: 600_000 }, () => {
     // Stateful, so that the session scenarios apply to it as they do to the bridge.
     const server = await goHttp(binary);
     stop = server.stop;
+    directUrl = server.url;
     direct = (await conformance(server.url, REVISION)).scenarios;
   }, 600_000);
 
   afterAll(async () => {
     await stop?.();
   });
+
+  /** The scenarios the server passes on its own and `bridged` fails, after printing both. */
+  function regressions(label: string, bridged: Map<string, ScenarioResult>): string[] {
+    const table = [...direct].map(([name, own]) => {
+      const through = bridged.get(name);
+      return {
+        name,
+        direct: `${own.passed}/${own.failed}`,
+        bridge: through ? `${through.passed}/${through.failed}` : 'missing',
+      };
+    });
+    console.log(
+      `${label} (passed/failed checks):\n${table.map((row) => `  ${row.name.padEnd(32)} direct ${row.direct.padEnd(6)} bridge ${row.bridge}`).join('\n')}`,
+    );
+    expect([...bridged.keys()].sort()).toEqual([...direct.keys()].sort());
+    return [...direct]
+      .filter(([name, own]) => own.failed === 0 && !(name in EXPECTED_FAILURES))
+      .filter(([name]) => (bridged.get(name)?.failed ?? 1) > 0)
+      .map(([name]) => name);
+  }
 
   it('the server itself passes the suite (the baseline)', () => {
     expect(direct.size).toBeGreaterThanOrEqual(30);
@@ -47,23 +70,13 @@ describe('conformance suite', { timeout: 600_000 }, () => {
     async (sessionMode) => {
       const bridge = await startTestBridge({ command: [binary], sessionMode, maxSessions: 256 });
       const bridged = (await conformance(bridge.url, REVISION)).scenarios;
-      const table = [...direct].map(([name, own]) => {
-        const through = bridged.get(name);
-        return {
-          name,
-          direct: `${own.passed}/${own.failed}`,
-          bridge: through ? `${through.passed}/${through.failed}` : 'missing',
-        };
-      });
-      console.log(
-        `${sessionMode} (passed/failed checks):\n${table.map((row) => `  ${row.name.padEnd(32)} direct ${row.direct.padEnd(6)} bridge ${row.bridge}`).join('\n')}`,
-      );
-      const regressions = [...direct]
-        .filter(([name, own]) => own.failed === 0 && !(name in EXPECTED_FAILURES))
-        .filter(([name]) => (bridged.get(name)?.failed ?? 1) > 0)
-        .map(([name]) => name);
-      expect(regressions).toEqual([]);
-      expect([...bridged.keys()].sort()).toEqual([...direct.keys()].sort());
+      expect(regressions(sessionMode, bridged)).toEqual([]);
     },
   );
+
+  it('the bridge in proxy mode, in front of the server serving HTTP, passes what the server passes', async () => {
+    const bridge = await startTestBridge({ upstream: directUrl, maxSessions: 256 });
+    const bridged = (await conformance(bridge.url, REVISION)).scenarios;
+    expect(regressions('proxy', bridged)).toEqual([]);
+  });
 });

@@ -3,7 +3,6 @@
  * on purpose, in both session modes, seen through the official SDK client.
  */
 
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -13,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionMode } from '../../src/bridge/pod-contract.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import {
+  callError,
   connect,
   INITIALIZE,
   messagesOf,
@@ -27,15 +27,6 @@ import {
 } from './harness.ts';
 import { startSupervisor } from './pod.ts';
 import { waitFor } from '../support/wait.ts';
-
-async function callError(promise: Promise<unknown>): Promise<McpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof McpError)) throw new Error(`expected an MCP error, got ${String(error)}`);
-  return error;
-}
 
 describe.each<SessionMode>(['PerSession', 'Shared'])(
   'a misbehaving child, %s mode',

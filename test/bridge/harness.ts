@@ -6,6 +6,9 @@
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { startBridge, type BridgeOptions, type RunningBridge } from '../../src/bridge/server.ts';
 import { testLogger } from '../support/log.ts';
+import { waitFor } from '../support/wait.ts';
+import { freePort } from '../support/ports.ts';
 
 export const NODE = process.execPath;
 /** The bin script of an installed package (these packages export no entry point to import). */
@@ -30,6 +35,56 @@ export const SERVERS = {
     ...args,
   ],
 };
+
+export interface HttpServerProcess {
+  /** The server's MCP endpoint. */
+  url: string;
+  port: number;
+  /** Stops it (SIGKILL: a crash) and waits for its exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Starts a server process that serves Streamable HTTP on a free port and waits until it
+ * listens. `command` gets the port; `path` is its MCP endpoint. Stopped after the test.
+ */
+export async function startHttpServer(
+  command: (port: number) => { argv: string[]; env?: Record<string, string> },
+  path: string,
+  port?: number,
+): Promise<HttpServerProcess> {
+  const chosen = port ?? (await freePort());
+  const { argv, env } = command(chosen);
+  const child = spawn(argv[0]!, argv.slice(1), {
+    stdio: 'ignore',
+    env: { ...process.env, ...env },
+  });
+  const exited = once(child, 'exit');
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  httpServers.push(kill);
+  const url = `http://127.0.0.1:${chosen}${path}`;
+  await waitFor(
+    'the HTTP server to listen',
+    async () => (await fetch(url, { method: 'DELETE' }).catch(() => undefined)) !== undefined,
+  );
+  return { url, port: chosen, kill };
+}
+
+/** Real HTTP MCP servers: the npm everything server in its Streamable HTTP mode. */
+export const HTTP_SERVERS = {
+  everything: (port: number) => ({
+    argv: [NODE, packageBin('@modelcontextprotocol/server-everything'), 'streamableHttp'],
+    env: { PORT: String(port) },
+  }),
+};
+
+const httpServers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(httpServers.splice(0).map((kill) => kill()));
+});
 
 const running: RunningBridge[] = [];
 const directories: string[] = [];
@@ -80,6 +135,16 @@ export async function connect(
   });
   await client.connect(transport);
   return client;
+}
+
+/** The MCP error a call is refused with; anything else (success included) fails the test. */
+export async function callError(promise: Promise<unknown>): Promise<McpError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof McpError)) throw new Error(`expected an MCP error, got ${String(error)}`);
+  return error;
 }
 
 /** The text of the first content item of a tool result. */

@@ -16,6 +16,8 @@ export const DEFAULTS = {
     warmPool: 0,
     idleTimeout: '15m',
     requestTimeout: '5m',
+    /** Where the bridge listens in front of a streamable-http server (proxy mode). */
+    proxyPort: 8099,
   },
   discovery: { enabled: true, interval: '5m', timeout: '30s' },
   driftPolicy: 'Warn',

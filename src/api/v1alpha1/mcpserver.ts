@@ -50,7 +50,7 @@ const Auth = Type.Object(
   },
   {
     description:
-      'A bearer token that the bridge requires from clients (stdio servers) and that discovery sends (every server). Changing the Secret name or key rolls the pods.',
+      'A bearer token that the bridge requires from clients and that discovery sends (every server). The bridge never passes it on to the server. Changing the Secret name or key rolls the pods.',
   },
 );
 
@@ -87,6 +87,19 @@ const Discovery = Type.Object(
 
 const Bridge = Type.Object(
   {
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'false: no bridge in front of a streamable-http server; the Service targets the server itself, and nothing checks clients, limits requests or enforces the approved tools (driftPolicy Enforce is refused). Defaults to true; a stdio server always has its bridge.',
+      }),
+    ),
+    port: Type.Optional(
+      Type.Integer({
+        description: `Port the bridge listens on in front of a streamable-http server (default ${DEFAULTS.bridge.proxyPort}); it must differ from spec.port, where the server listens. The Service keeps spec.port. A stdio server's bridge listens on spec.port.`,
+        minimum: 1,
+        maximum: 65535,
+      }),
+    ),
     sessionMode: Type.Optional(
       StringEnum(SESSION_MODES, {
         description:
@@ -132,7 +145,7 @@ const Bridge = Type.Object(
   },
   {
     description:
-      'The bridge sidecar that serves a stdio server as Streamable HTTP (transport stdio only).',
+      'The bridge sidecar: it serves a stdio server as Streamable HTTP, and fronts a streamable-http server (proxy mode: one session with the server per client session) unless enabled is false. Either way it checks Origin and the client token, bounds sessions and requests, enforces the approved tools and serves 2026-07-28 clients.',
     'x-kubernetes-validations': [
       {
         rule: '!has(self.warmPool) || !has(self.maxSessions) || self.warmPool <= self.maxSessions',
@@ -201,15 +214,27 @@ const specRules: CelRule[] = [
     reason: 'FieldValueRequired',
   },
   {
-    rule: "!has(self.image) || !has(self.bridge) || (has(self.transport) && self.transport == 'stdio')",
-    message: 'spec.bridge applies only to transport stdio',
-    fieldPath: '.bridge',
+    rule: "!has(self.bridge) || !has(self.bridge.enabled) || self.bridge.enabled || (has(self.transport) && self.transport == 'streamable-http')",
+    message:
+      'spec.bridge.enabled can be false only for transport streamable-http: a stdio server is served by its bridge',
+    fieldPath: '.bridge.enabled',
+  },
+  {
+    rule: "!has(self.bridge) || !has(self.bridge.port) || (has(self.transport) && self.transport == 'streamable-http')",
+    message:
+      'spec.bridge.port applies only to transport streamable-http: the bridge of a stdio server listens on spec.port',
+    fieldPath: '.bridge.port',
     reason: 'FieldValueForbidden',
   },
   {
-    rule: "!has(self.tools) || !has(self.tools.driftPolicy) || self.tools.driftPolicy != 'Enforce' || (has(self.transport) && self.transport == 'stdio')",
+    rule: `!has(self.port) || !has(self.transport) || self.transport != 'streamable-http' || (has(self.bridge) && has(self.bridge.enabled) && !self.bridge.enabled) || (has(self.bridge) && has(self.bridge.port) ? self.bridge.port : ${DEFAULTS.bridge.proxyPort}) != self.port`,
+    message: `spec.bridge.port (default ${DEFAULTS.bridge.proxyPort}) must differ from spec.port: the bridge and the server share the pod's network`,
+    fieldPath: '.port',
+  },
+  {
+    rule: "!has(self.tools) || !has(self.tools.driftPolicy) || self.tools.driftPolicy != 'Enforce' || (has(self.image) && (!has(self.bridge) || !has(self.bridge.enabled) || self.bridge.enabled))",
     message:
-      'spec.tools.driftPolicy Enforce needs transport stdio: the bridge enforces it, and only stdio servers have one',
+      'spec.tools.driftPolicy Enforce needs the bridge, which enforces it: a deployed server (spec.image) whose spec.bridge.enabled is not false',
     fieldPath: '.tools.driftPolicy',
   },
   ...DEPLOYMENT_FIELDS.map(notWithUrl),
@@ -241,7 +266,7 @@ export const MCPServerSpec = Type.Object(
     transport: Type.Optional(
       StringEnum(TRANSPORTS, {
         description:
-          'How the server speaks MCP. stdio: over stdin/stdout; the operator adds a bridge sidecar that serves it as Streamable HTTP. streamable-http: the server listens on port itself. Required with image; optional with url, where it can only be streamable-http.',
+          'How the server speaks MCP. stdio: over stdin/stdout; the operator adds a bridge sidecar that serves it as Streamable HTTP. streamable-http: the server listens on port itself, behind the bridge sidecar (see bridge.enabled). Required with image; optional with url, where it can only be streamable-http.',
       }),
     ),
     command: Type.Optional(

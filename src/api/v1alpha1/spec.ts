@@ -23,12 +23,22 @@ export function timeoutMs(spec: MCPServerSpec): number {
   return parseDuration(spec.discovery?.timeout ?? DEFAULTS.discovery.timeout) ?? fallback;
 }
 
-/** Whether the bridge enforces the approved tools: a stdio server under `driftPolicy: Enforce`. */
-export function isEnforced(server: WithSpec): boolean {
-  return server.spec.transport === 'stdio' && server.spec.tools?.driftPolicy === 'Enforce';
+/**
+ * Whether a bridge sidecar serves the server: always for stdio; for streamable-http (proxy
+ * mode) unless `spec.bridge.enabled` is false; never for a url server (nothing is deployed).
+ */
+export function hasBridge(server: WithSpec): boolean {
+  const { image, transport, bridge } = server.spec;
+  if (image === undefined) return false;
+  return transport === 'stdio' || bridge?.enabled !== false;
 }
 
-/** Whether the server's bridge expects a discovery token: a deployed stdio server under Enforce. */
+/** Whether the bridge enforces the approved tools: a server with a bridge under `Enforce`. */
+export function isEnforced(server: WithSpec): boolean {
+  return hasBridge(server) && server.spec.tools?.driftPolicy === 'Enforce';
+}
+
+/** Whether the server's bridge expects a discovery token: a server with a bridge under Enforce. */
 export function needsDiscoveryToken(server: WithSpec): boolean {
-  return server.spec.image !== undefined && isEnforced(server);
+  return isEnforced(server);
 }

@@ -268,7 +268,7 @@ export const Tools = Type.Object(
     driftPolicy: Type.Optional(
       StringEnum(DRIFT_POLICIES, {
         description:
-          'Warn: report drift in status and events only. Enforce: the bridge also hides and refuses tools that are unapproved, drifted or not allowed (stdio servers only).',
+          'Warn: report drift in status and events only. Enforce: the bridge also hides and refuses tools that are unapproved, drifted or not allowed (every deployed server whose bridge is not opted out with spec.bridge.enabled false).',
         default: DEFAULTS.driftPolicy,
       }),
     ),

@@ -3,7 +3,8 @@
  * (src/bridge/pod-contract.ts, docs/adr/0002-stdio-bridge-sidecar.md): an init container copies the
  * static busybox and the supervisor into a shared emptyDir, the server container runs the
  * user's command under that supervisor, and the bridge sidecar serves it as Streamable HTTP.
- * For `streamable-http` the user's container serves MCP itself.
+ * For `streamable-http` the user's container serves MCP itself, on localhost behind the bridge
+ * in proxy mode (the Service targets the bridge), or directly when spec.bridge.enabled is false.
  */
 
 import type {
@@ -35,10 +36,12 @@ import {
   type RenderOptions,
 } from './options.ts';
 import { POLICY_KEY, POLICY_FILE, POLICY_MOUNT_PATH } from './policy.ts';
-import { isEnforced } from '../../api/v1alpha1/spec.ts';
+import { hasBridge, isEnforced } from '../../api/v1alpha1/spec.ts';
 
 /** The name of the MCP port on containers and the Service. */
 export const MCP_PORT_NAME = 'mcp';
+/** In proxy mode, the server's own port: the Service targets the bridge's `mcp` port. */
+export const UPSTREAM_PORT_NAME = 'mcp-upstream';
 export const SERVER_CONTAINER = 'server';
 export const BRIDGE_CONTAINER = 'bridge';
 export const INSTALL_CONTAINER = 'bridge-install';
@@ -58,6 +61,12 @@ const SECRET_FILE_MODE = 0o440;
 
 export const effectivePort = (server: StoredMCPServer): number => server.spec.port ?? DEFAULTS.port;
 export const effectivePath = (server: StoredMCPServer): string => server.spec.path ?? DEFAULTS.path;
+
+/** Where the bridge listens: spec.port for stdio; in proxy mode, beside the server's port. */
+export const bridgePort = (server: StoredMCPServer): number =>
+  server.spec.transport === 'stdio'
+    ? effectivePort(server)
+    : (server.spec.bridge?.port ?? DEFAULTS.bridge.proxyPort);
 
 /**
  * The container-level half of the restricted Pod Security Standard: no privilege escalation,
@@ -102,14 +111,16 @@ function serverBase(server: StoredMCPServer, options: RenderOptions): V1Containe
   };
 }
 
-const mcpPort = (port: number) => [{ name: MCP_PORT_NAME, containerPort: port, protocol: 'TCP' }];
+const mcpPort = (port: number, name = MCP_PORT_NAME) => [
+  { name, containerPort: port, protocol: 'TCP' },
+];
 
 /**
  * A TCP probe: an HTTP GET on an MCP endpoint may legitimately answer 405 or 400
  * (Streamable HTTP only requires POST), so the port accepting connections is the signal.
  */
-const tcpProbe = (periodSeconds: number): V1Probe => ({
-  tcpSocket: { port: MCP_PORT_NAME },
+const tcpProbe = (periodSeconds: number, port = MCP_PORT_NAME): V1Probe => ({
+  tcpSocket: { port },
   periodSeconds,
   failureThreshold: 3,
 });
@@ -128,26 +139,51 @@ export interface PodParts {
 
 const tmpVolume: V1Volume = { name: TMP_VOLUME, emptyDir: {} };
 
-/** streamable-http: the user's container, listening on the MCP port itself. */
-export function streamableHttpParts(server: StoredMCPServer, options: RenderOptions): PodParts {
+/**
+ * streamable-http: the user's container, listening on the MCP port itself. Behind the bridge
+ * its port has another name, so the Service's named target port reaches the bridge.
+ */
+function httpServerContainer(server: StoredMCPServer, options: RenderOptions): V1Container {
   const { command, args } = server.spec;
-  const container: V1Container = {
+  const portName = hasBridge(server) ? UPSTREAM_PORT_NAME : MCP_PORT_NAME;
+  return {
     ...serverBase(server, options),
     ...(command === undefined ? {} : { command }),
     ...(args === undefined ? {} : { args }),
-    ports: mcpPort(effectivePort(server)),
-    readinessProbe: tcpProbe(5),
-    livenessProbe: tcpProbe(10),
+    ports: mcpPort(effectivePort(server), portName),
+    readinessProbe: tcpProbe(5, portName),
+    livenessProbe: tcpProbe(10, portName),
   };
-  return { containers: [container], volumes: [tmpVolume] };
 }
 
+/** streamable-http without a bridge (spec.bridge.enabled false): the user's container alone. */
+export function streamableHttpParts(server: StoredMCPServer, options: RenderOptions): PodParts {
+  return { containers: [httpServerContainer(server, options)], volumes: [tmpVolume] };
+}
+
+/**
+ * streamable-http behind the bridge (proxy mode): the bridge is the server's client on
+ * localhost, one MCP session there per client session (src/bridge/http-upstream.ts).
+ */
+export function proxiedHttpParts(server: StoredMCPServer, options: RenderOptions): PodParts {
+  const upstream = `http://127.0.0.1:${effectivePort(server)}${effectivePath(server)}`;
+  const bridge = bridgeParts(server, options, { upstream });
+  return {
+    containers: [httpServerContainer(server, options), bridge.container],
+    volumes: [tmpVolume, ...bridge.volumes],
+  };
+}
+
+/** Where the bridge's children come from: the supervisor (stdio) or the server's URL (proxy). */
+type BridgeSource = Required<Pick<BridgeSettings, 'supervisorDir'>> | { upstream: string };
+
 /** The bridge's flags, from spec.bridge with the API defaults for what it leaves out. */
-export function bridgeSettings(server: StoredMCPServer): BridgeSettings {
+export function bridgeSettings(server: StoredMCPServer, source: BridgeSource): BridgeSettings {
   const bridge = { ...DEFAULTS.bridge, ...server.spec.bridge };
+  const port = bridgePort(server);
   return {
     // All interfaces: the Service and the kubelet's probes reach the pod IP.
-    listen: `0.0.0.0:${effectivePort(server)}`,
+    listen: `0.0.0.0:${port}`,
     path: effectivePath(server),
     sessionMode: bridge.sessionMode,
     maxSessions: bridge.maxSessions,
@@ -161,10 +197,10 @@ export function bridgeSettings(server: StoredMCPServer): BridgeSettings {
           discoveryTokenFile: `${DISCOVERY_MOUNT_PATH}/${DISCOVERY_TOKEN_KEY}`,
         }
       : {}),
-    supervisorDir: BRIDGE_MOUNT_PATH,
+    ...source,
     // Always, whatever spec.replicas says: the pod template stays the same when it is scaled.
-    replicaAddress: `$(${BRIDGE_POD_IP_ENV}):${effectivePort(server)}`,
-    peers: `${objectNames(server).peerService}.${server.metadata.namespace}.svc:${effectivePort(server)}`,
+    replicaAddress: `$(${BRIDGE_POD_IP_ENV}):${port}`,
+    peers: `${objectNames(server).peerService}.${server.metadata.namespace}.svc:${port}`,
   };
 }
 
@@ -214,17 +250,21 @@ function bridgeOnlyVolumes(server: StoredMCPServer): { volume: V1Volume; mount: 
   return parts;
 }
 
-/** stdio: init container, the user's command under the supervisor, and the bridge sidecar. */
-export function stdioParts(server: StoredMCPServer, options: RenderOptions): PodParts {
-  const shared: V1VolumeMount = { name: BRIDGE_VOLUME_NAME, mountPath: BRIDGE_MOUNT_PATH };
-  const ours = {
+/** Our image, for the init container and the bridge: read-only, nothing to escalate. */
+function ourImage(options: RenderOptions) {
+  return {
     image: options.image,
     ...(options.imagePullPolicy === undefined ? {} : { imagePullPolicy: options.imagePullPolicy }),
     securityContext: restricted(true),
   };
+}
+
+/** stdio: init container, the user's command under the supervisor, and the bridge sidecar. */
+export function stdioParts(server: StoredMCPServer, options: RenderOptions): PodParts {
+  const shared: V1VolumeMount = { name: BRIDGE_VOLUME_NAME, mountPath: BRIDGE_MOUNT_PATH };
   const install: V1Container = {
     name: INSTALL_CONTAINER,
-    ...ours,
+    ...ourImage(options),
     command: [OPERATOR_BINARY, ...installArgs()],
     resources: INIT_RESOURCES,
     volumeMounts: [shared],
@@ -235,25 +275,32 @@ export function stdioParts(server: StoredMCPServer, options: RenderOptions): Pod
     command: supervisedCommand(server.spec.command ?? [], server.spec.args ?? []),
     volumeMounts: [...(base.volumeMounts ?? []), shared],
   };
+  const bridge = bridgeParts(server, options, { supervisorDir: BRIDGE_MOUNT_PATH }, [shared]);
+  return {
+    initContainers: [install],
+    containers: [serverContainer, bridge.container],
+    volumes: [tmpVolume, { name: BRIDGE_VOLUME_NAME, emptyDir: {} }, ...bridge.volumes],
+  };
+}
+
+/** The bridge sidecar, and the volumes only it reads; `mounts`: what it shares with the server. */
+function bridgeParts(
+  server: StoredMCPServer,
+  options: RenderOptions,
+  source: BridgeSource,
+  mounts: V1VolumeMount[] = [],
+): { container: V1Container; volumes: V1Volume[] } {
   const bridgeOnly = bridgeOnlyVolumes(server);
-  const bridge: V1Container = {
+  const container: V1Container = {
     name: BRIDGE_CONTAINER,
-    ...ours,
-    command: [OPERATOR_BINARY, 'bridge', ...bridgeArgs(bridgeSettings(server))],
+    ...ourImage(options),
+    command: [OPERATOR_BINARY, 'bridge', ...bridgeArgs(bridgeSettings(server, source))],
     env: [{ name: BRIDGE_POD_IP_ENV, valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
-    ports: mcpPort(effectivePort(server)),
+    ports: mcpPort(bridgePort(server)),
     readinessProbe: httpProbe('/readyz', 5),
     livenessProbe: httpProbe('/healthz', 10),
     resources: options.bridgeResources ?? DEFAULT_BRIDGE_RESOURCES,
-    volumeMounts: [shared, ...bridgeOnly.map((part) => part.mount)],
+    volumeMounts: [...mounts, ...bridgeOnly.map((part) => part.mount)],
   };
-  return {
-    initContainers: [install],
-    containers: [serverContainer, bridge],
-    volumes: [
-      tmpVolume,
-      { name: BRIDGE_VOLUME_NAME, emptyDir: {} },
-      ...bridgeOnly.map((part) => part.volume),
-    ],
-  };
+  return { container, volumes: bridgeOnly.map((part) => part.volume) };
 }

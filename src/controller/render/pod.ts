@@ -8,7 +8,8 @@ import type { V1PodSecurityContext, V1PodTemplateSpec } from '@kubernetes/client
 import { DEFAULTS } from '../../api/v1alpha1/mcpserver.ts';
 import { API_GROUP } from '../../api/names.ts';
 import { digestOf } from '../../tools/digest.ts';
-import { stdioParts, streamableHttpParts, type PodParts } from './containers.ts';
+import { proxiedHttpParts, stdioParts, streamableHttpParts, type PodParts } from './containers.ts';
+import { hasBridge } from '../../api/v1alpha1/spec.ts';
 import { standardLabels } from './metadata.ts';
 import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 import type { RenderOptions, Resolved } from './options.ts';
@@ -74,8 +75,9 @@ export function configChecksum(server: StoredMCPServer, resolved: Resolved): str
 }
 
 function parts(server: StoredMCPServer, options: RenderOptions): PodParts {
-  return server.spec.transport === 'stdio'
-    ? stdioParts(server, options)
+  if (server.spec.transport === 'stdio') return stdioParts(server, options);
+  return hasBridge(server)
+    ? proxiedHttpParts(server, options)
     : streamableHttpParts(server, options);
 }
 

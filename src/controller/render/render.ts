@@ -17,7 +17,7 @@ import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts'
 import type { RenderOptions, Resolved } from './options.ts';
 import { effectiveReplicas, podTemplate } from './pod.ts';
 import { policyConfigMap } from './policy.ts';
-import { isEnforced } from '../../api/v1alpha1/spec.ts';
+import { hasBridge, isEnforced } from '../../api/v1alpha1/spec.ts';
 
 export type DesiredObject = V1ServiceAccount | V1ConfigMap | V1Service | V1Deployment;
 
@@ -75,7 +75,7 @@ function service(
 }
 
 /**
- * The bridges of a stdio server find each other through this headless Service: its name
+ * The bridges of a server find each other through this headless Service: its name
  * resolves to every pod, ready or not (a pod that is not ready may still hold sessions, and
  * a shutting-down one finishes its requests), and the bridge forwards a request for another
  * replica's session there (src/bridge/replicas.ts, docs/adr/0007).
@@ -107,7 +107,7 @@ export function render(
     ...(server.spec.pod?.serviceAccountName === undefined ? [serviceAccount(server)] : []),
     ...(isEnforced(server) ? [policyConfigMap(server, resolved.approvedTools)] : []),
     service(server, objectNames(server).service, { type: 'ClusterIP' }),
-    ...(server.spec.transport === 'stdio' ? [peerService(server)] : []),
+    ...(hasBridge(server) ? [peerService(server)] : []),
     deployment(server, options, resolved),
   ];
 }

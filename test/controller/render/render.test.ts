@@ -45,6 +45,12 @@ describe('render: which objects', () => {
     expect(kinds(render(streamableHttp(), OPTIONS))).toEqual([
       'ServiceAccount/everything',
       'Service/everything',
+      'Service/everything-peers',
+      'Deployment/everything',
+    ]);
+    expect(kinds(render(streamableHttp({ bridge: { enabled: false } }), OPTIONS))).toEqual([
+      'ServiceAccount/everything',
+      'Service/everything',
       'Deployment/everything',
     ]);
   });
@@ -249,24 +255,63 @@ describe('render: bearer token', () => {
   });
 });
 
-describe('render: streamable-http server', () => {
+describe('render: streamable-http server behind the bridge (proxy mode)', () => {
   const server = streamableHttp({ command: ['weather'], args: ['--http', '--port=3000'] });
   const pod = podSpecOf(server);
   const container = containerOf(pod, 'server');
+  const bridge = containerOf(pod, 'bridge');
 
-  it('runs only the user container, with its own command and args', () => {
+  it('runs the user container with its own command and args, and the bridge beside it', () => {
     expect(pod.initContainers).toBeUndefined();
-    expect(pod.containers.map((c) => c.name)).toEqual(['server']);
+    expect(pod.containers.map((c) => c.name)).toEqual(['server', 'bridge']);
     expect(container.image).toBe('ghcr.io/example/weather:2');
     expect(container.command).toEqual(['weather']);
     expect(container.args).toEqual(['--http', '--port=3000']);
     expect(pod.volumes?.map((v) => v.name)).not.toContain(BRIDGE_VOLUME_NAME);
   });
 
+  it('points the bridge at the server on localhost, listening on its own port', () => {
+    expect(flag(bridge.command, '--upstream')).toBe('http://127.0.0.1:3000/mcp');
+    expect(flag(bridge.command, '--listen')).toBe('0.0.0.0:8099');
+    expect(flag(bridge.command, '--supervisor-dir')).toBeUndefined();
+    expect(bridge.ports).toEqual([{ name: 'mcp', containerPort: 8099, protocol: 'TCP' }]);
+    expect(bridge.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'mcp' });
+    const custom = containerOf(podSpecOf(streamableHttp({ bridge: { port: 9000 } })), 'bridge');
+    expect(flag(custom.command, '--listen')).toBe('0.0.0.0:9000');
+  });
+
+  it("probes the server's port over TCP under another name, so the Service reaches the bridge", () => {
+    expect(container.ports).toEqual([
+      { name: 'mcp-upstream', containerPort: 3000, protocol: 'TCP' },
+    ]);
+    expect(container.readinessProbe?.tcpSocket).toEqual({ port: 'mcp-upstream' });
+    const svc = render(server, OPTIONS).find((o) => o.kind === 'Service') as V1Service;
+    expect(svc.spec?.ports).toEqual([
+      { name: 'mcp', port: 3000, targetPort: 'mcp', protocol: 'TCP', appProtocol: 'http' },
+    ]);
+    expect(endpointOf(server)).toBe('http://everything.team-a.svc:3000/mcp');
+  });
+
+  it('gives the bridge the policy and the discovery token under Enforce', () => {
+    const enforced = streamableHttp({ tools: { driftPolicy: 'Enforce', approved: { tools: [] } } });
+    const command = containerOf(podSpecOf(enforced), 'bridge').command;
+    expect(flag(command, '--policy-file')).toBeDefined();
+    expect(flag(command, '--discovery-token-file')).toBeDefined();
+  });
+});
+
+describe('render: streamable-http server without the bridge (bridge.enabled false)', () => {
+  const server = streamableHttp({ bridge: { enabled: false } });
+  const pod = podSpecOf(server);
+  const container = containerOf(pod, 'server');
+
+  it('runs only the user container', () => {
+    expect(pod.containers.map((c) => c.name)).toEqual(['server']);
+  });
+
   it('keeps the image entrypoint when command and args are unset', () => {
-    const plain = containerOf(podSpecOf(streamableHttp()), 'server');
-    expect(plain.command).toBeUndefined();
-    expect(plain.args).toBeUndefined();
+    expect(container.command).toBeUndefined();
+    expect(container.args).toBeUndefined();
   });
 
   it('probes the MCP port over TCP (an MCP endpoint may answer GET with 405)', () => {

@@ -1,0 +1,182 @@
+/**
+ * A streamable-http server under Enforce, on the real node: the operator (in-process, against
+ * the real control plane) renders the pod with the bridge in proxy mode in front of the npm
+ * everything server serving HTTP; containerd runs both containers from the test images; an SDK
+ * client reaches the bridge through the Service's ClusterIP (kube-proxy). It sees only the
+ * approved tools, while discovery, through the same bridge with its discovery token, still sees
+ * every tool and names the unapproved one as drift.
+ *
+ * The only stand-in: discovery is pointed at the Service's ClusterIP instead of its DNS name,
+ * which the test process cannot resolve.
+ */
+
+import type { V1Deployment } from '@kubernetes/client-node';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
+import { SNAPSHOT_KEY } from '../../src/discovery/snapshot-configmap.ts';
+import { toolDigest } from '../../src/tools/digest.ts';
+import { installCrd } from '../api/install-crd.ts';
+import { ON_REAL_NODE } from '../cluster/node.ts';
+import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
+import { cluster, startOperator } from '../controller/operator.ts';
+import { lastAttempt, requestDiscovery, waitForCondition } from '../discovery/operator.ts';
+import type { Manager } from '../../src/controller/manager.ts';
+
+const NAME = 'everything-http';
+const PORT = 3001;
+/** Pods start for real here: an image unpacks, node starts, the kubelet reports. */
+const POD_TIMEOUT_MS = 180_000;
+
+const kc = kubeConfig();
+const ns = useNamespace('proxy', kc);
+const k = cluster(kc, () => ns.name);
+const images = inject('images');
+/** ClusterIP by server name, filled in once the operator has created the Service. */
+const clusterIps = new Map<string, string>();
+let operator: Manager;
+
+async function clusterIp(): Promise<string> {
+  return waitFor('the Service', async () => {
+    const service = await k.core.readNamespacedService({ name: NAME, namespace: ns.name });
+    return service.spec?.clusterIP;
+  });
+}
+
+interface Agent {
+  client: Client;
+  /** Ends the session (DELETE), so that polling does not pile sessions up to the limit. */
+  close: () => Promise<void>;
+}
+
+/**
+ * An SDK client through the Service, as an agent in the cluster would connect. It declares
+ * elicitation and sampling, as discovery does: the everything server lists the tools that use
+ * them only to clients that do.
+ */
+async function agent(): Promise<Agent> {
+  const client = new Client(
+    { name: 'agent', version: '1.0.0' },
+    { capabilities: { elicitation: {}, sampling: {} } },
+  );
+  const url = new URL(`http://${clusterIps.get(NAME)!}:${PORT}/mcp`);
+  const transport = new StreamableHTTPClientTransport(url);
+  await client.connect(transport);
+  return {
+    client,
+    close: async () => {
+      await transport.terminateSession();
+      await client.close();
+    },
+  };
+}
+
+async function snapshotTools(): Promise<Tool[]> {
+  const configMap = await k.core.readNamespacedConfigMap({
+    name: `${NAME}-snapshot`,
+    namespace: ns.name,
+  });
+  const stored = JSON.parse(configMap.data?.[SNAPSHOT_KEY] ?? '') as {
+    tools: { definition: Tool }[];
+  };
+  return stored.tools.map((t) => t.definition);
+}
+
+beforeAll(async () => {
+  await installCrd(kc);
+  operator = await startOperator(ns.name, [`--bridge-image=${images.operator}`], {
+    discoveryEndpoint: (server: StoredMCPServer) =>
+      `http://${clusterIps.get(server.metadata.name) ?? '127.0.0.1'}:${server.spec.port}/mcp`,
+  });
+}, POD_TIMEOUT_MS);
+
+afterAll(async () => {
+  await operator?.stop();
+});
+
+describe('a streamable-http server under Enforce, behind the bridge on the real node', () => {
+  let all: Tool[];
+
+  it(
+    'runs behind the bridge and is discovered through it',
+    async () => {
+      await k.create(NAME, {
+        image: images.servers.everything,
+        transport: 'streamable-http',
+        command: ['mcp-server-everything', 'streamableHttp'],
+        env: [{ name: 'PORT', value: String(PORT) }],
+        port: PORT,
+        pod: ON_REAL_NODE,
+      });
+      clusterIps.set(NAME, await clusterIp());
+      const deployment: V1Deployment = await k.apps.readNamespacedDeployment({
+        name: NAME,
+        namespace: ns.name,
+      });
+      expect(deployment.spec?.template.spec?.containers.map((c) => c.name)).toEqual([
+        'server',
+        'bridge',
+      ]);
+      await waitForCondition(k, NAME, 'Ready', 'True', undefined, POD_TIMEOUT_MS);
+      await waitForCondition(k, NAME, 'Discovered', 'True', undefined, POD_TIMEOUT_MS);
+      all = await snapshotTools();
+      expect(all.map((t) => t.name)).toContain('get-env');
+      const { client, close } = await agent();
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(
+        all.map((t) => t.name).sort(),
+      );
+      await close();
+    },
+    2 * POD_TIMEOUT_MS,
+  );
+
+  it(
+    'shows an agent only the approved tools and refuses the others; discovery still sees them all',
+    async () => {
+      // Everything but get-env, which prints the server's environment, is approved.
+      const approved = all
+        .filter((tool) => tool.name !== 'get-env')
+        .map((tool) => ({ name: tool.name, digest: toolDigest(tool) }));
+      await k.patchSpec(NAME, { tools: { driftPolicy: 'Enforce', approved: { tools: approved } } });
+      const visible = approved.map((t) => t.name).sort();
+      // The policy reaches a new pod (a rollout); until then the old one answers unfiltered.
+      const { client, close } = await waitFor(
+        'the enforcing bridge to serve the Service',
+        async () => {
+          const candidate = await agent();
+          const names = (await candidate.client.listTools()).tools.map((t) => t.name).sort();
+          if (names.join() === visible.join()) return candidate;
+          await candidate.close();
+          return undefined;
+        },
+        { timeoutMs: 2 * POD_TIMEOUT_MS, intervalMs: 3_000 },
+      );
+      const refused = await client.callTool({ name: 'get-env', arguments: {} }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(McpError);
+      expect((refused as McpError).data).toEqual({ reason: 'not-approved', tool: 'get-env' });
+      expect(
+        JSON.stringify(await client.callTool({ name: 'echo', arguments: { message: 'gated' } })),
+      ).toContain('gated');
+      await close();
+
+      const key = `${ns.name}/${NAME}`;
+      const before = (await lastAttempt(operator.url, key)) ?? 0;
+      await requestDiscovery(k, NAME, 'after-enforce');
+      await waitFor('a discovery run through the enforcing bridge', async () => {
+        const at = await lastAttempt(operator.url, key);
+        return at !== undefined && at > before;
+      });
+      const server = await waitForCondition(k, NAME, 'Drifted', 'True', 'ToolsChanged');
+      expect(server.status?.discovery?.tools?.map((t) => t.name).sort()).toEqual(
+        all.map((t) => t.name).sort(),
+      );
+      expect(server.status?.drift?.added).toEqual(['get-env']);
+    },
+    3 * POD_TIMEOUT_MS,
+  );
+});
