@@ -11,11 +11,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
 import { Bridge } from './session-table.ts';
+import { ChangeFeed, changesRoute } from './change-feed.ts';
 import { ByteBudget } from './budget.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './pod-contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
 import { isLoopback } from './guards.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
+import { CHANGES_PATH } from '../mcp/change-feed.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
 import { StatelessEndpoint } from './stateless.ts';
 import { PolicyGate } from './policy.ts';
@@ -106,6 +108,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   });
   const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
   const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
+  const changes = new ChangeFeed();
+  metrics.observeChanges({
+    generation: () => changes.mark.generation,
+    waiting: () => changes.waiting,
+  });
   const bridge = new Bridge(
     {
       mode: options.sessionMode,
@@ -126,14 +133,16 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       }),
       pooled: () => pool?.size ?? 0,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
-      hooks: policy
-        ? (upstream) =>
-            new PolicyGate(
-              () => policy.value,
-              upstream,
-              (reason) => metrics.policyDenials.inc({ reason }),
-            ).hooks()
-        : undefined,
+      hooks: (upstream) =>
+        changes.observing(
+          policy
+            ? new PolicyGate(
+                () => policy.value,
+                upstream,
+                (reason) => metrics.policyDenials.inc({ reason }),
+              ).hooks()
+            : {},
+        ),
     },
   );
 
@@ -165,6 +174,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       if (await replicas?.route(req, res)) return;
       await endpoint(req, res);
     },
+    [CHANGES_PATH]: changesRoute(changes, discoveryToken),
     '/healthz': (_req, res) => replyText(res, 200, 'ok\n'),
     '/readyz': (_req, res) => {
       // A policy update that does not parse leaves the last good one in force: still ready.

@@ -29,7 +29,7 @@ import { testLogger } from '../support/log.ts';
 export async function startOperator(
   namespace: string,
   flags: string[] = [],
-  options: Pick<ManagerOptions, 'discoveryEndpoint'> = {},
+  options: Pick<ManagerOptions, 'discoveryEndpoint' | 'changeWatch'> = {},
 ) {
   const config = parseControllerConfig(
     [

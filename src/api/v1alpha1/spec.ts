@@ -28,7 +28,11 @@ export function isEnforced(server: WithSpec): boolean {
   return server.spec.transport === 'stdio' && server.spec.tools?.driftPolicy === 'Enforce';
 }
 
-/** Whether the server's bridge expects a discovery token: a deployed stdio server under Enforce. */
+/**
+ * Whether the server's bridge holds a discovery token: every deployed stdio server. With it
+ * discovery reads the unfiltered tool list under Enforce, and long-polls the bridge's change
+ * feed (src/mcp/change-feed.ts) under either policy.
+ */
 export function needsDiscoveryToken(server: WithSpec): boolean {
-  return server.spec.image !== undefined && isEnforced(server);
+  return server.spec.image !== undefined && server.spec.transport === 'stdio';
 }
