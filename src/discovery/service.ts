@@ -218,6 +218,11 @@ export class DiscoveryService {
     ]);
   }
 
+  /** Discover now: what the server runs changed (its provenance), whatever the schedule says. */
+  rediscover(key: string): void {
+    this.#scheduler.trigger(key);
+  }
+
   /** The server is gone: cancel its run and drop what was kept for it. */
   forget(key: string): void {
     this.#scheduler.remove(key);

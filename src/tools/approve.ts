@@ -11,6 +11,7 @@
 import { Type } from '@sinclair/typebox';
 import { dump, load } from 'js-yaml';
 import {
+  type ApprovedProvenance,
   type ApprovedTool,
   DIGEST_PATTERN,
   FIELD_DIGEST_PATTERN,
@@ -51,6 +52,16 @@ function fields(tool: SnapshotTool): NonNullable<ApprovedTool['fields']> {
   );
 }
 
+/** `spec.tools.approved` for a snapshot, from `spec:` down. */
+export function approvedBlock(
+  tools: readonly SnapshotTool[],
+  form: ApproveForm,
+  provenance?: ApprovedProvenance,
+): object {
+  const approved = { ...withProvenance(provenance), tools: approvedTools(tools, form) };
+  return { spec: { tools: { approved } } };
+}
+
 /**
  * The block to paste into the MCPServer manifest (GitOps), from `spec:` down so that it can be
  * merged as is. Long lines are not folded: a folded description would not read back the same.
@@ -59,8 +70,9 @@ export function approvedYaml(
   tools: readonly SnapshotTool[],
   form: ApproveForm,
   heading: string,
+  provenance?: ApprovedProvenance,
 ): string {
-  const block = { spec: { tools: { approved: { tools: approvedTools(tools, form) } } } };
+  const block = approvedBlock(tools, form, provenance);
   // The heading names what the server reported about itself: a terminal gets it as text.
   const comment = heading
     .split('\n')
@@ -74,10 +86,23 @@ export function approvedYaml(
  * `configMapRef`: the API allows one of `tools` and `configMapRef`, and a merge patch replaces
  * the `tools` list as a whole, which is what approving means.
  */
-export function approvedMergePatch(tools: readonly SnapshotTool[], form: ApproveForm): object {
-  return {
-    spec: { tools: { approved: { tools: approvedTools(tools, form), configMapRef: null } } },
+export function approvedMergePatch(
+  tools: readonly SnapshotTool[],
+  form: ApproveForm,
+  provenance?: ApprovedProvenance,
+): object {
+  const approved = {
+    tools: approvedTools(tools, form),
+    configMapRef: null,
+    // Replaced whole: a provenance of an earlier approval describes other code.
+    provenance: provenance ?? null,
   };
+  return { spec: { tools: { approved } } };
+}
+
+/** `{provenance}` when there is one, so that an approval without it prints no empty key. */
+function withProvenance(provenance: ApprovedProvenance | undefined) {
+  return provenance === undefined ? {} : { provenance };
 }
 
 const DIGEST = Type.String({ pattern: DIGEST_PATTERN });

@@ -233,9 +233,10 @@ describe('a stdio MCP server, from discovery to enforcement', () => {
     expect(applied.stdout).toMatch(
       /^Approved the 4 tools of .*\/files \(snapshot sha256:[0-9a-f]{64}\)\.\n$/,
     );
-    expect((await k.get(NAME)).spec.tools?.approved?.tools).toEqual(
-      block.spec.tools.approved.tools,
-    );
+    const approved = (await k.get(NAME)).spec.tools?.approved;
+    expect(approved?.tools).toEqual(block.spec.tools.approved.tools);
+    // What ran when the tools were approved, as the server reported itself.
+    expect(approved?.provenance?.serverInfo).toEqual({ name: 'tools-from-file', version: '1.0.0' });
     await waitForCondition(k, NAME, 'Drifted', 'False', 'ToolsMatch');
     const clean = await cli('diff', NAME);
     expect([clean.code, clean.stdout]).toEqual([
