@@ -7,7 +7,7 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
@@ -28,6 +28,15 @@ const tool = (description: string) => ({
   description,
   inputSchema: { type: 'object' },
 });
+
+/**
+ * The server's next release: the tools file replaced in one step (a rename), so that its child
+ * sees one change and announces it once.
+ */
+async function release(file: string, tools: object[]): Promise<void> {
+  await writeFile(`${file}.next`, JSON.stringify(tools));
+  await rename(`${file}.next`, file);
+}
 
 /** A bridge with a discovery token, in front of the file-driven server. */
 async function feedBridge() {
@@ -83,7 +92,7 @@ describe('the change feed of the bridge', () => {
     cleanups.push(() => session.close());
     await session.listTools();
     const waiting = poll(changes, `?wait=30&seen=${formatSeen([first])}`);
-    await writeFile(tools, JSON.stringify([tool('v2')]));
+    await release(tools, [tool('v2')]);
     expect(await (await waiting).json()).toEqual({ epoch: first.epoch, generation: 1 });
   });
 });
@@ -170,7 +179,7 @@ describe('ChangeWatch', () => {
     await waitFor('the watch to poll', async () => (await waitingPolls(bridge)) === 1);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(changes).toEqual([]);
-    await writeFile(tools, JSON.stringify([tool('v2')]));
+    await release(tools, [tool('v2')]);
     await waitFor('a discovery to be asked for', () => changes.length === 1);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(changes).toHaveLength(1);
@@ -187,7 +196,7 @@ describe('ChangeWatch', () => {
     const session = await connect(b.bridge.url);
     cleanups.push(() => session.close());
     await session.listTools();
-    await writeFile(b.tools, JSON.stringify([tool('v2')]));
+    await release(b.tools, [tool('v2')]);
     await waitFor('the change on one replica to be seen', () => changes.length === 2);
   });
 });
