@@ -162,13 +162,7 @@ async function ownList(): Promise<Tool[]> {
   }
 }
 
-const events = async (reason: string) =>
-  (
-    await k.core.listNamespacedEvent({
-      namespace: ns.name,
-      fieldSelector: `involvedObject.name=${NAME},reason=${reason}`,
-    })
-  ).items;
+const events = (reason: string) => k.events(NAME, reason);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mcp-e2e-'));

@@ -51,13 +51,7 @@ async function tag(source: string, target: string): Promise<void> {
   ]);
 }
 
-const events = async (reason: string) =>
-  (
-    await k.core.listNamespacedEvent({
-      namespace: ns.name,
-      fieldSelector: `involvedObject.name=${NAME},reason=${reason}`,
-    })
-  ).items;
+const events = (reason: string) => k.events(NAME, reason);
 
 beforeAll(async () => {
   await tag(release['2026.1.14'], movingTag);
