@@ -327,7 +327,7 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
     },
   },
   {
-    step: 'enforcement switched off prunes the policy ConfigMap; the discovery token stays',
+    step: 'enforcement off prunes the policy ConfigMap; the discovery token goes with the bridge',
     run: async (until) => {
       const token = () =>
         core.readNamespacedSecret({ name: 'everything-enforced-discovery', namespace: appsNs });
@@ -340,6 +340,9 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
       );
       // Under Warn the operator still long-polls the bridge's change feed with it.
       expect((await token()).metadata?.uid).toBe(before.metadata?.uid);
+      // Without a bridge there is nothing to unlock: the Secret goes.
+      await moveToUrl('everything-enforced', 'http://mcp.example.com/mcp');
+      await until('the Secret pruned', () => gone(token));
     },
   },
   {
