@@ -23,7 +23,7 @@ COPY src ./src
 # plugin or auth-provider need it, never the in-cluster controller or bridge.
 RUN npm run build \
  && npm prune --omit=dev --omit=optional --ignore-scripts \
- && chmod 0755 dist/cli.js
+ && chmod 0755 dist/cli.js dist/kubectl-mcp.js
 
 FROM debian:bookworm-slim AS busybox
 RUN apt-get update \
@@ -45,6 +45,7 @@ RUN set -eu \
  && cp "$env" /rootfs/usr/bin/env \
  && for lib in $({ ldd "$node"; ldd "$env"; } | grep -o '/[^ ]*' | sort -u); do cp -L --parents "$lib" /rootfs; done \
  && ln -s /app/dist/cli.js /rootfs/usr/local/bin/mcp-operator \
+ && ln -s /app/dist/kubectl-mcp.js /rootfs/usr/local/bin/kubectl-mcp \
  && echo 'root:x:0:0:root:/root:/sbin/nologin' > /rootfs/etc/passwd \
  && echo 'nonroot:x:65532:65532:nonroot:/tmp:/sbin/nologin' >> /rootfs/etc/passwd \
  && printf 'root:x:0:\nnonroot:x:65532:\n' > /rootfs/etc/group \

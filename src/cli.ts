@@ -40,6 +40,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "show how a server's tools differ from its approved baseline",
     load: async () => (await import('./discovery/commands.ts')).diffCommand,
   },
+  status: {
+    summary: "show a server's conditions, tools, drift and provenance",
+    load: async () => (await import('./discovery/commands.ts')).statusCommand,
+  },
 };
 
 function usage(): string {

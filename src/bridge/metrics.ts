@@ -48,6 +48,8 @@ export interface BridgeMetrics {
   refusals: Counter<'bound'>;
   /** Sets the functions the live gauges read when scraped. */
   observe(sources: GaugeSources): void;
+  /** Sets what the change feed gauges read (change-feed.ts). */
+  observeChanges(feed: { generation: () => number; waiting: () => number }): void;
   requestDone(method: string, outcome: Outcome, seconds: number): void;
 }
 
@@ -84,6 +86,23 @@ export function createMetrics(): BridgeMetrics {
     registers: [registry],
     collect() {
       this.set(sources.children());
+    },
+  });
+  let feed = { generation: () => 0, waiting: () => 0 };
+  new Gauge({
+    name: 'mcp_bridge_change_generation',
+    help: "Changes the bridge has seen since it started (a child's tools/list_changed, a tools/list page or serverInfo unlike the last); the operator long-polls it to discover at once.",
+    registers: [registry],
+    collect() {
+      this.set(feed.generation());
+    },
+  });
+  new Gauge({
+    name: 'mcp_bridge_change_feed_waiting',
+    help: 'Long-polls of the change feed held open: 1 while the operator watches this bridge.',
+    registers: [registry],
+    collect() {
+      this.set(feed.waiting());
     },
   });
   const requests = new Counter({
@@ -125,6 +144,9 @@ export function createMetrics(): BridgeMetrics {
     policyDenials,
     observe(next) {
       sources = next;
+    },
+    observeChanges(next) {
+      feed = next;
     },
     requestDone(method, outcome, seconds) {
       const label = methodLabel(method);

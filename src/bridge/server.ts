@@ -11,12 +11,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
 import { Bridge } from './session-table.ts';
+import { ChangeFeed, changesRoute } from './change-feed.ts';
 import { ByteBudget } from './budget.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './pod-contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
 import { isLoopback } from './guards.ts';
 import { HttpLauncher } from './http-upstream.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
+import { CHANGES_PATH } from '../mcp/change-feed.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
 import { StatelessEndpoint } from './stateless.ts';
 import { PolicyGate } from './policy.ts';
@@ -118,6 +120,11 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   });
   const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
   const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
+  const changes = new ChangeFeed();
+  metrics.observeChanges({
+    generation: () => changes.mark.generation,
+    waiting: () => changes.waiting,
+  });
   const bridge = new Bridge(
     {
       mode: options.sessionMode,
@@ -138,14 +145,16 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       }),
       pooled: () => pool?.size ?? 0,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
-      hooks: policy
-        ? (upstream) =>
-            new PolicyGate(
-              () => policy.value,
-              upstream,
-              (reason) => metrics.policyDenials.inc({ reason }),
-            ).hooks()
-        : undefined,
+      hooks: (upstream) =>
+        changes.observing(
+          policy
+            ? new PolicyGate(
+                () => policy.value,
+                upstream,
+                (reason) => metrics.policyDenials.inc({ reason }),
+              ).hooks()
+            : {},
+        ),
     },
   );
 
@@ -177,6 +186,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       if (await replicas?.route(req, res)) return;
       await endpoint(req, res);
     },
+    [CHANGES_PATH]: changesRoute(changes, discoveryToken),
     '/healthz': (_req, res) => replyText(res, 200, 'ok\n'),
     '/readyz': (_req, res) => {
       // A policy update that does not parse leaves the last good one in force: still ready.

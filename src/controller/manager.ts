@@ -23,7 +23,7 @@ import { WorkQueue, type HandlerResult } from '../kube/queue.ts';
 import { Reconciler } from './reconcile.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { egressPolicy } from '../discovery/egress.ts';
-import { DiscoveryService } from '../discovery/service.ts';
+import { DiscoveryService, type DiscoveryServiceOptions } from '../discovery/service.ts';
 import { endpointOf } from './render/render.ts';
 import { startServer, type RunningServer } from './server.ts';
 import { snapshotWriter } from './snapshot-writer.ts';
@@ -37,6 +37,8 @@ export interface ManagerOptions {
    * cluster's pods are fakes; the test runs their containers as local processes.
    */
   discoveryEndpoint?: (server: StoredMCPServer) => string;
+  /** Tests only: shorter long-polls of the bridges' change feed. */
+  changeWatch?: DiscoveryServiceOptions['changeWatch'];
 }
 
 /** How long a write may take to come back through the watch before it is sent again. */
@@ -109,6 +111,7 @@ export class Manager {
       registry: metrics.registry,
       endpoint: o.discoveryEndpoint ?? endpointOf,
       egress: egressPolicy(o.config.discoveryEgress),
+      ...(o.changeWatch === undefined ? {} : { changeWatch: o.changeWatch }),
     });
     const reconciler = new Reconciler({
       client,

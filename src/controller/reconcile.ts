@@ -8,6 +8,7 @@
  * (Ready=False, ApplyFailed) tells the user why.
  */
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { V1Deployment } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { FIELD_MANAGER, KIND } from '../api/names.ts';
@@ -43,6 +44,8 @@ import { DiscoveryTokens } from './discovery-token.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { RenderOptions } from './render/options.ts';
 import { endpointOf, render } from './render/render.ts';
+import { SERVER_CONTAINER } from './render/containers.ts';
+import { type ProvenanceOutcome, provenanceOf } from './provenance.ts';
 import type { HandlerResult } from '../kube/queue.ts';
 import { computeStatus, statusDiffers } from './ready-status.ts';
 import { findCondition } from '../api/v1alpha1/conditions.ts';
@@ -125,7 +128,16 @@ export class Reconciler {
     const found = await this.#o.discovery.status(server, baseline, new Date());
     const observed = this.#observe(server, desired, pass, found.conditions[0]);
     this.#o.discovery.observe(server, observed.readiness.status === ConditionStatus.True);
-    const statusWait = await this.#writeStatus(server, observed, found, log);
+    const provenance = provenanceOf({
+      image: server.spec.image,
+      generation: server.metadata.generation ?? 0,
+      previous: server.status,
+      pods: this.#o.caches.pods.store.byIndex(BY_INSTANCE, keyOf(server)),
+      container: SERVER_CONTAINER,
+      serverInfo: found.discovery?.serverInfo,
+      now: new Date(),
+    });
+    const statusWait = await this.#writeStatus(server, observed, found, provenance, log);
     this.#recordEvents(server, pass, observed.readiness);
     if (pass.failure !== undefined) throw pass.failure.err;
     const waitMs = Math.max(statusWait, ...pass.waiting.values());
@@ -254,6 +266,7 @@ export class Reconciler {
     server: StoredMCPServer,
     observed: Observation,
     found: DiscoveryStatusPart,
+    provenance: ProvenanceOutcome,
     log: Logger,
   ): Promise<number> {
     const computed = computeStatus({
@@ -264,8 +277,16 @@ export class Reconciler {
       replicas: observed.replicas,
       now: new Date(),
     });
-    const next = withDiscovery(computed, found);
-    if (!statusDiffers(server.status, next) && !discoveryDiffers(server.status, next)) return 0;
+    const next = {
+      ...withDiscovery(computed, found),
+      ...(provenance.status === undefined ? {} : { provenance: provenance.status }),
+    };
+    if (
+      !statusDiffers(server.status, next) &&
+      !discoveryDiffers(server.status, next) &&
+      isDeepStrictEqual(server.status?.provenance, next.provenance)
+    )
+      return 0;
     const pendingKey = `status/${keyOf(server)}`;
     // Without transition times: a pass on a cache that still lacks our last write computes
     // the same status with a later time, and must not write it again.
@@ -296,6 +317,12 @@ export class Reconciler {
     // Told once the write went out: a pass on a stale cache recomputes the same change.
     for (const event of discoveryEvents(server.status, found)) {
       void this.#o.recorder.record(server, event.type, event.reason, event.message);
+    }
+    if (provenance.news !== undefined) {
+      log.warn({ change: provenance.news }, 'the same spec runs different code');
+      void this.#o.recorder.record(server, 'Warning', 'CodeChanged', provenance.news);
+      // Tools the new code lists are only known after a discovery run.
+      this.#o.discovery.rediscover(keyOf(server));
     }
     return 0;
   }

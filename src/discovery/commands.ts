@@ -16,6 +16,7 @@
  */
 
 import { parseArgs } from 'node:util';
+import { dump } from 'js-yaml';
 import { KIND } from '../api/names.ts';
 import type { Command } from '../command.ts';
 import { connect, isConflict, type KubeClient } from '../kube/client.ts';
@@ -23,14 +24,21 @@ import { loadClientConfig } from '../kube/config.ts';
 import { CONFIG_MAP, objectPath } from '../kube/resources.ts';
 import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
+import type { ApprovedProvenance } from '../api/v1alpha1/mcpserver.ts';
 import { operatorError } from '../errors.ts';
-import { type ApproveForm, approvedMergePatch, approvedYaml } from '../tools/approve.ts';
+import {
+  type ApproveForm,
+  approvedBlock,
+  approvedMergePatch,
+  approvedYaml,
+} from '../tools/approve.ts';
 import { readBaseline } from './baseline.ts';
 import { computeDrift, isDrifted } from '../tools/drift.ts';
 import { formatFindings } from '../tools/findings.ts';
 import { formatDrift } from '../tools/format.ts';
 import { type Snapshot, isToolName } from '../tools/snapshot.ts';
 import { SNAPSHOT_KEY, readSnapshot } from './snapshot-configmap.ts';
+import { visible } from '../tools/text.ts';
 
 /** The field manager of approvals: a person's change to the spec, not the controller's. */
 const APPROVE_FIELD_MANAGER = 'mcp-operator-approve';
@@ -38,19 +46,45 @@ const APPROVE_FIELD_MANAGER = 'mcp-operator-approve';
 const COMMON_OPTIONS = {
   namespace: { type: 'string', short: 'n' },
   kubeconfig: { type: 'string' },
+  context: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const USAGE = {
-  approve: `Usage: mcp-operator approve <name> [-n namespace] [--digests] [--apply] [--kubeconfig file]
+/** `-o yaml|json`, as kubectl spells it, for the commands that print an object. */
+const OUTPUT_OPTION = { output: { type: 'string', short: 'o' } } as const;
+const OUTPUTS = ['yaml', 'json'] as const;
+type Output = (typeof OUTPUTS)[number];
 
-Prints the MCPServer's current snapshot as its spec.tools.approved block (YAML), with full
-definitions, or with --digests as digests and field digests. --apply patches it in instead.
+function outputOf(value: string | undefined): Output | undefined {
+  if (value === undefined || (OUTPUTS as readonly string[]).includes(value))
+    return value as Output | undefined;
+  throw new Error(`-o must be one of ${OUTPUTS.join(', ')}, not ${JSON.stringify(value)}`);
+}
+
+/** `value` as YAML (the default) or JSON, as `kubectl get -o` prints it. */
+function printed(value: unknown, output: Output | undefined): string {
+  return output === 'json'
+    ? `${JSON.stringify(value, null, 2)}\n`
+    : dump(value, { lineWidth: -1, noRefs: true });
+}
+
+const TARGET = '[-n namespace] [--context name] [--kubeconfig file]';
+
+const USAGE = {
+  approve: `Usage: mcp-operator approve <name> ${TARGET} [--digests] [--apply] [-o yaml|json]
+
+Prints the MCPServer's current snapshot as its spec.tools.approved block (YAML, or JSON with
+-o json), with full definitions, or with --digests as digests and field digests, and what ran
+(provenance). --apply patches it in instead.
 `,
-  diff: `Usage: mcp-operator diff <name> [-n namespace] [--kubeconfig file]
+  diff: `Usage: mcp-operator diff <name> ${TARGET}
 
 Shows how the MCPServer's tools differ from spec.tools.approved. Exit code 0: no drift,
 1: drift, 2: an error.
+`,
+  status: `Usage: mcp-operator status <name> ${TARGET} [-o yaml|json]
+
+Shows the MCPServer's conditions, tools, drift and provenance; -o prints its status as is.
 `,
 };
 
@@ -75,6 +109,7 @@ function parsed<T>(command: keyof typeof USAGE, parse: () => T): T | number {
 interface CommonValues {
   namespace?: string | undefined;
   kubeconfig?: string | undefined;
+  context?: string | undefined;
   help?: boolean | undefined;
 }
 
@@ -84,6 +119,22 @@ async function open(
   values: CommonValues,
   positionals: string[],
 ): Promise<Target | number> {
+  const found = await openServer(command, values, positionals);
+  if (typeof found === 'number') return found;
+  try {
+    return { ...found, snapshot: await currentSnapshot(found.client, found.server) };
+  } catch (error) {
+    found.client.close();
+    throw error;
+  }
+}
+
+/** Connects and reads the server; or an exit code for help and usage. */
+async function openServer(
+  command: keyof typeof USAGE,
+  values: CommonValues,
+  positionals: string[],
+): Promise<Omit<Target, 'snapshot'> | number> {
   if (values.help === true) {
     process.stdout.write(USAGE[command]);
     return 0;
@@ -92,7 +143,11 @@ async function open(
     process.stderr.write(`mcp-operator ${command}: give one MCPServer name\n\n${USAGE[command]}`);
     return 2;
   }
-  const config = await loadClientConfig({ kubeconfig: values.kubeconfig, env: process.env });
+  const config = await loadClientConfig({
+    kubeconfig: values.kubeconfig,
+    context: values.context,
+    env: process.env,
+  });
   const client = connect(config);
   const namespace = values.namespace ?? config.namespace ?? 'default';
   try {
@@ -100,7 +155,7 @@ async function open(
       method: 'GET',
       path: objectPath(MCP_SERVER, namespace, positionals[0]!),
     });
-    return { client, server, snapshot: await currentSnapshot(client, server) };
+    return { client, server };
   } catch (error) {
     client.close();
     throw error;
@@ -155,12 +210,19 @@ export const approveCommand = command('approve', async (argv) => {
   const args = parsed('approve', () =>
     parseArgs({
       args: argv,
-      options: { ...COMMON_OPTIONS, digests: { type: 'boolean' }, apply: { type: 'boolean' } },
+      options: {
+        ...COMMON_OPTIONS,
+        ...OUTPUT_OPTION,
+        digests: { type: 'boolean' },
+        apply: { type: 'boolean' },
+      },
       allowPositionals: true,
     }),
   );
   if (typeof args === 'number') return args;
   const { values } = args;
+  const output = parsed('approve', () => outputOf(values.output));
+  if (typeof output === 'number') return output;
   const target = await open('approve', values, args.positionals);
   if (typeof target === 'number') return target;
   const { client, server, snapshot } = target;
@@ -174,8 +236,11 @@ export const approveCommand = command('approve', async (argv) => {
         `Approved the ${approved} tools of ${namespace}/${name} (snapshot ${snapshot.digest})${leftOut(snapshot, '; ')}.\n`,
       );
     } else {
+      const extras = { catalog: snapshot.catalog, provenance: approvedProvenance(server) };
       process.stdout.write(
-        approvedYaml(snapshot.tools, form, heading(server, snapshot), snapshot.catalog),
+        output === 'json'
+          ? printed(approvedBlock(snapshot.tools, form, extras), output)
+          : approvedYaml(snapshot.tools, form, heading(server, snapshot), extras),
       );
     }
     return 0;
@@ -184,6 +249,17 @@ export const approveCommand = command('approve', async (argv) => {
   }
 });
 
+/** What ran when the snapshot was taken, as status says: recorded with the approval. */
+function approvedProvenance(server: StoredMCPServer): ApprovedProvenance | undefined {
+  const digests = server.status?.provenance?.imageDigests;
+  const info = server.status?.discovery?.serverInfo;
+  const provenance: ApprovedProvenance = {
+    ...(digests?.length ? { imageDigests: digests } : {}),
+    ...(info === undefined ? {} : { serverInfo: info }),
+  };
+  return Object.keys(provenance).length === 0 ? undefined : provenance;
+}
+
 /**
  * A merge patch of spec.tools.approved, on the condition that the MCPServer is still the one
  * read (resourceVersion): the approval is of the snapshot that was checked, nothing newer.
@@ -191,7 +267,10 @@ export const approveCommand = command('approve', async (argv) => {
 async function applyApproval({ client, server, snapshot }: Target, form: ApproveForm) {
   const { namespace, name, resourceVersion } = server.metadata;
   const patch = {
-    ...approvedMergePatch(snapshot.tools, form, snapshot.catalog),
+    ...approvedMergePatch(snapshot.tools, form, {
+      catalog: snapshot.catalog,
+      provenance: approvedProvenance(server),
+    }),
     metadata: { resourceVersion },
   };
   try {
@@ -267,3 +346,57 @@ export const diffCommand = command('diff', async (argv) => {
     client.close();
   }
 });
+
+export const statusCommand = command('status', async (argv) => {
+  const args = parsed('status', () =>
+    parseArgs({
+      args: argv,
+      options: { ...COMMON_OPTIONS, ...OUTPUT_OPTION },
+      allowPositionals: true,
+    }),
+  );
+  if (typeof args === 'number') return args;
+  const output = parsed('status', () => outputOf(args.values.output));
+  if (typeof output === 'number') return output;
+  const found = await openServer('status', args.values, args.positionals);
+  if (typeof found === 'number') return found;
+  found.client.close();
+  const { server } = found;
+  process.stdout.write(
+    output === undefined ? statusText(server) : printed(server.status ?? {}, output),
+  );
+  return 0;
+});
+
+/** What `kubectl describe` would put first: conditions, tools, drift, provenance. */
+function statusText(server: StoredMCPServer): string {
+  const { namespace, name } = server.metadata;
+  const status = server.status ?? {};
+  const rows = (status.conditions ?? []).map(
+    (c) => `  ${c.type.padEnd(10)}  ${c.status.padEnd(7)}  ${c.reason}: ${c.message}`,
+  );
+  const discovery = status.discovery;
+  const drift = status.drift;
+  const provenance = status.provenance;
+  const lines = [
+    `${namespace}/${name}`,
+    ...rows,
+    ...(discovery?.toolCount === undefined
+      ? []
+      : [`  tools: ${discovery.toolCount} (snapshot ${discovery.snapshotDigest ?? 'unknown'})`]),
+    ...(drift === undefined
+      ? []
+      : [
+          `  drift: ${drift.added?.length ?? 0} added, ${drift.removed?.length ?? 0} removed, ${drift.changed?.length ?? 0} changed (\`mcp-operator diff ${name} -n ${namespace}\` shows them)`,
+        ]),
+    ...(provenance?.imageDigests === undefined
+      ? []
+      : [`  image: ${provenance.image ?? ''} = ${provenance.imageDigests.join(', ')}`]),
+    ...(provenance?.codeChanged === undefined
+      ? []
+      : [
+          `  code changed since ${provenance.codeChanged.since}: ${provenance.codeChanged.message}`,
+        ]),
+  ];
+  return `${lines.map((line) => visible(line)).join('\n')}\n`;
+}

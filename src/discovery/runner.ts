@@ -110,7 +110,7 @@ export class DiscoveryRunner {
 
   async #discover(server: StoredMCPServer, url: string, signal: AbortSignal): Promise<Snapshot> {
     const token = await this.#token(server, signal);
-    const discoveryToken = await this.#discoveryToken(server, signal);
+    const discoveryToken = await this.discoveryToken(server, signal);
     return takeSnapshot(
       await discover({
         url,
@@ -129,7 +129,7 @@ export class DiscoveryRunner {
    * status. Without it discovery would see only the approved tools and miss every drifted one,
    * so a missing one fails the run.
    */
-  async #discoveryToken(server: StoredMCPServer, signal: AbortSignal): Promise<string | undefined> {
+  async discoveryToken(server: StoredMCPServer, signal: AbortSignal): Promise<string | undefined> {
     if (!needsDiscoveryToken(server)) return undefined;
     const { namespace } = server.metadata;
     const name = objectNames(server).discoverySecret;

@@ -27,9 +27,16 @@ import { type EgressPolicy, EgressGuard, guardedDispatcher } from './egress.ts';
 import { type SnapshotWriter, DiscoveryRunner } from './runner.ts';
 import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
+import type { CHANGE_WATCH_DEFAULTS } from './change-watch.ts';
+import { ChangeWatch } from './change-watch.ts';
 import { type DiscoveryStatusPart, discoveryStatus } from './discovery-status.ts';
 import { driftBasis, driftFrom, driftInputs } from './drift-basis.ts';
-import { discoveryEnabled, intervalMs, timeoutMs } from '../api/v1alpha1/spec.ts';
+import {
+  discoveryEnabled,
+  intervalMs,
+  needsDiscoveryToken,
+  timeoutMs,
+} from '../api/v1alpha1/spec.ts';
 
 export interface DiscoveryServiceOptions {
   client: KubeClient;
@@ -49,6 +56,8 @@ export interface DiscoveryServiceOptions {
   egress: EgressPolicy;
   /** Where a server's MCP endpoint is (a deployed server's: its Service). */
   endpoint: (server: StoredMCPServer) => string;
+  /** Settings of the bridges' change feed watch (change-watch.ts); tests shorten them. */
+  changeWatch?: Partial<typeof CHANGE_WATCH_DEFAULTS>;
 }
 
 export class DiscoveryService {
@@ -61,6 +70,10 @@ export class DiscoveryService {
   readonly #dispatcher: Agent;
   readonly #client: KubeClient;
   readonly #log: Logger;
+  readonly #runner: DiscoveryRunner;
+  readonly #changes: ChangeWatch;
+  readonly #endpoint: (server: StoredMCPServer) => string;
+  readonly #serverNow: (key: string) => StoredMCPServer | undefined;
 
   constructor(o: DiscoveryServiceOptions) {
     this.#secretVersion = o.secretVersion;
@@ -69,6 +82,8 @@ export class DiscoveryService {
     this.#results = new ResultStore(o.registry);
     this.#baselines = new BaselineResolver(o.client, o.configMapVersion);
     this.#dispatcher = guardedDispatcher(new EgressGuard(o.egress));
+    this.#endpoint = o.endpoint;
+    this.#serverNow = o.server;
     const runner = new DiscoveryRunner({
       client: o.client,
       dispatcher: this.#dispatcher,
@@ -80,6 +95,7 @@ export class DiscoveryService {
       enqueue: o.enqueue,
       log: o.log,
     });
+    this.#runner = runner;
     this.#scheduler = new DiscoveryScheduler({
       discover: (key, signal) => runner.run(key, signal),
       ...(o.concurrency === undefined ? {} : { concurrency: o.concurrency }),
@@ -90,6 +106,15 @@ export class DiscoveryService {
         const message = error instanceof Error ? error.message : String(error);
         o.log.warn({ namespace, name, code, error: message }, 'discovery failed');
       },
+    });
+    this.#changes = new ChangeWatch({
+      dispatcher: this.#dispatcher,
+      onChange: (key) => {
+        o.log.info({ key }, 'the bridge saw a change; discovering now');
+        this.#scheduler.trigger(key);
+      },
+      log: o.log,
+      ...o.changeWatch,
     });
   }
 
@@ -157,6 +182,7 @@ export class DiscoveryService {
     this.#inputs.set(key, inputs);
     if (!eligible) {
       this.#scheduler.remove(key);
+      this.#changes.unwatch(key);
       // Not Ready: status keeps the last result. Disabled: there is nothing to keep.
       if (!enabled) this.#results.forget(key);
       return;
@@ -167,6 +193,16 @@ export class DiscoveryService {
     this.#scheduler.upsert(key, {
       intervalMs: intervalMs(server.spec),
       timeoutMs: timeoutMs(server.spec),
+    });
+    this.#watchChanges(key, server);
+  }
+
+  /** A bridged server's change feed, long-polled with its discovery token (change-watch.ts). */
+  #watchChanges(key: string, server: StoredMCPServer): void {
+    if (!needsDiscoveryToken(server)) return this.#changes.unwatch(key);
+    this.#changes.watch(key, {
+      endpoint: this.#endpoint(server),
+      token: (signal) => this.#runner.discoveryToken(this.#serverNow(key) ?? server, signal),
     });
   }
 
@@ -181,9 +217,15 @@ export class DiscoveryService {
     ]);
   }
 
+  /** Discover now: what the server runs changed (its provenance), whatever the schedule says. */
+  rediscover(key: string): void {
+    this.#scheduler.trigger(key);
+  }
+
   /** The server is gone: cancel its run and drop what was kept for it. */
   forget(key: string): void {
     this.#scheduler.remove(key);
+    this.#changes.unwatch(key);
     this.#results.forget(key);
     this.#baselines.forget(key);
     this.#inputs.delete(key);
@@ -191,6 +233,7 @@ export class DiscoveryService {
 
   /** Leadership ends: no more runs, and a later term starts from status as written. */
   async stop(): Promise<void> {
+    this.#changes.stop();
     await this.#scheduler.stop();
     for (const key of [...this.#inputs.keys()]) this.forget(key);
     this.#results.clear();

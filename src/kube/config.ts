@@ -128,12 +128,17 @@ async function delegated(
   };
 }
 
-async function fromKubeconfig(paths: readonly string[]): Promise<ClientConfig> {
+async function fromKubeconfig(
+  paths: readonly string[],
+  wanted: string | undefined,
+): Promise<ClientConfig> {
   const merged = await merge(paths);
   const source = paths.join(delimiter);
+  if (wanted !== undefined) merged.current = wanted;
   const context = merged.current === undefined ? undefined : merged.contexts.get(merged.current);
   if (context === undefined) {
-    throw operatorError('MCPOP_KUBE_CONFIG', `${source}: no current context`);
+    const missing = wanted === undefined ? 'no current context' : `no context ${wanted}`;
+    throw operatorError('MCPOP_KUBE_CONFIG', `${source}: ${missing}`);
   }
   const cluster = merged.clusters.get(str(context['cluster']) ?? '');
   const user = merged.users.get(str(context['user']) ?? '') ?? { entry: {}, dir: '' };
@@ -196,19 +201,21 @@ async function inCluster(env: NodeJS.ProcessEnv, dir: string): Promise<ClientCon
 export interface LoadOptions {
   /** The --kubeconfig flag. */
   kubeconfig?: string;
+  /** The --context flag: a context of the kubeconfig other than its current one. */
+  context?: string | undefined;
   env: NodeJS.ProcessEnv;
   /** For tests: where the in-cluster ServiceAccount is mounted. */
   serviceAccountDir?: string;
 }
 
 export async function loadClientConfig(o: LoadOptions): Promise<ClientConfig> {
-  if (o.kubeconfig !== undefined) return fromKubeconfig([o.kubeconfig]);
+  if (o.kubeconfig !== undefined) return fromKubeconfig([o.kubeconfig], o.context);
   const listed = (o.env['KUBECONFIG'] ?? '')
     .split(delimiter)
     .filter((p) => p !== '' && existsSync(p));
-  if (listed.length > 0) return fromKubeconfig(listed);
+  if (listed.length > 0) return fromKubeconfig(listed, o.context);
   const home = join(o.env['HOME'] ?? homedir(), '.kube', 'config');
-  if (existsSync(home)) return fromKubeconfig([home]);
+  if (existsSync(home)) return fromKubeconfig([home], o.context);
   const cluster = await inCluster(o.env, o.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   if (cluster !== undefined) return cluster;
   throw operatorError(

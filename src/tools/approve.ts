@@ -11,6 +11,7 @@
 import { Type } from '@sinclair/typebox';
 import { dump, load } from 'js-yaml';
 import {
+  type ApprovedProvenance,
   type ApprovedTool,
   DIGEST_PATTERN,
   FIELD_DIGEST_PATTERN,
@@ -52,6 +53,28 @@ function fields(tool: SnapshotTool): NonNullable<ApprovedTool['fields']> {
   );
 }
 
+/** What an approval holds besides the tools. */
+export interface ApprovalExtras {
+  /** The prompts, resources and resource templates listed with the tools. */
+  catalog?: Catalog;
+  /** What ran when they were listed (image digests, serverInfo). */
+  provenance?: ApprovedProvenance;
+}
+
+/** `spec.tools.approved` for a snapshot, from `spec:` down. */
+export function approvedBlock(
+  tools: readonly SnapshotTool[],
+  form: ApproveForm,
+  { catalog = {}, provenance }: ApprovalExtras = {},
+): object {
+  const approved = {
+    ...withProvenance(provenance),
+    tools: approvedTools(tools, form),
+    ...approvedCatalog(catalog, form),
+  };
+  return { spec: { tools: { approved } } };
+}
+
 /**
  * The block to paste into the MCPServer manifest (GitOps), from `spec:` down so that it can be
  * merged as is. Long lines are not folded: a folded description would not read back the same.
@@ -60,10 +83,9 @@ export function approvedYaml(
   tools: readonly SnapshotTool[],
   form: ApproveForm,
   heading: string,
-  catalog: Catalog = {},
+  extras: ApprovalExtras = {},
 ): string {
-  const approved = { tools: approvedTools(tools, form), ...approvedCatalog(catalog, form) };
-  const block = { spec: { tools: { approved } } };
+  const block = approvedBlock(tools, form, extras);
   // The heading names what the server reported about itself: a terminal gets it as text.
   const comment = heading
     .split('\n')
@@ -81,10 +103,21 @@ export function approvedYaml(
 export function approvedMergePatch(
   tools: readonly SnapshotTool[],
   form: ApproveForm,
-  catalog: Catalog = {},
+  { catalog = {}, provenance }: ApprovalExtras = {},
 ): object {
-  const approved = { tools: approvedTools(tools, form), ...approvedCatalog(catalog, form) };
-  return { spec: { tools: { approved: { ...approved, configMapRef: null } } } };
+  const approved = {
+    tools: approvedTools(tools, form),
+    ...approvedCatalog(catalog, form),
+    configMapRef: null,
+    // Replaced whole: a provenance of an earlier approval describes other code.
+    provenance: provenance ?? null,
+  };
+  return { spec: { tools: { approved } } };
+}
+
+/** `{provenance}` when there is one, so that an approval without it prints no empty key. */
+function withProvenance(provenance: ApprovedProvenance | undefined) {
+  return provenance === undefined ? {} : { provenance };
 }
 
 const DIGEST = Type.String({ pattern: DIGEST_PATTERN });

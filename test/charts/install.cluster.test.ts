@@ -327,19 +327,22 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
     },
   },
   {
-    step: 'enforcement switched off prunes the policy ConfigMap and the discovery token Secret',
+    step: 'enforcement off prunes the policy ConfigMap; the discovery token goes with the bridge',
     run: async (until) => {
+      const token = () =>
+        core.readNamespacedSecret({ name: 'everything-enforced-discovery', namespace: appsNs });
+      const before = await token();
       await patchServer('everything-enforced', { spec: { tools: { driftPolicy: 'Warn' } } });
       await until('pruned', () =>
         gone(() =>
           core.readNamespacedConfigMap({ name: 'everything-enforced-policy', namespace: appsNs }),
         ),
       );
-      await until('the Secret pruned', () =>
-        gone(() =>
-          core.readNamespacedSecret({ name: 'everything-enforced-discovery', namespace: appsNs }),
-        ),
-      );
+      // Under Warn the operator still long-polls the bridge's change feed with it.
+      expect((await token()).metadata?.uid).toBe(before.metadata?.uid);
+      // Without a bridge there is nothing to unlock: the Secret goes.
+      await moveToUrl('everything-enforced', 'http://mcp.example.com/mcp');
+      await until('the Secret pruned', () => gone(token));
     },
   },
   {

@@ -174,7 +174,7 @@ describe('a stdio MCPServer', () => {
   });
 });
 
-describe('an enforced stdio MCPServer', () => {
+describe('a stdio MCPServer, enforced and not', () => {
   const secret = () =>
     k.core.readNamespacedSecret({ name: 'enforced-discovery', namespace: ns.name });
 
@@ -210,14 +210,29 @@ describe('an enforced stdio MCPServer', () => {
     expect((await secret()).metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
   });
 
-  it('gets it back when someone deletes it, and loses it when Enforce is switched off', async () => {
+  it('gets it back when someone deletes it, keeps it under Warn, loses it with the bridge', async () => {
     const before = await secret();
     await k.core.deleteNamespacedSecret({ name: 'enforced-discovery', namespace: ns.name });
-    await waitFor('the Secret to be recreated', async () => {
+    const recreated = await waitFor('the Secret to be recreated', async () => {
       const now = await secret().catch(() => undefined);
-      return now !== undefined && now.metadata?.uid !== before.metadata?.uid;
+      return now !== undefined && now.metadata?.uid !== before.metadata?.uid ? now : undefined;
     });
+    // Under Warn the operator long-polls the bridge's change feed with the same token.
     await k.patchSpec('enforced', { tools: { driftPolicy: 'Warn' } });
+    await waitFor('the policy flag to go', async () =>
+      (await deployment('enforced')).spec?.template.spec?.containers[1]?.command?.includes(
+        '--policy-file',
+      ) === false
+        ? true
+        : undefined,
+    );
+    expect((await secret()).metadata?.uid).toBe(recreated.metadata?.uid);
+    // A server that speaks HTTP itself has no bridge, so no token.
+    await k.patchSpec('enforced', {
+      transport: 'streamable-http',
+      command: null,
+      port: 3000,
+    });
     await waitFor('the Secret to be deleted', () => gone(secret));
   });
 });

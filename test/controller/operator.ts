@@ -29,7 +29,7 @@ import { testLogger } from '../support/log.ts';
 export async function startOperator(
   namespace: string,
   flags: string[] = [],
-  options: Pick<ManagerOptions, 'discoveryEndpoint'> = {},
+  options: Pick<ManagerOptions, 'discoveryEndpoint' | 'changeWatch'> = {},
 ) {
   const config = parseControllerConfig(
     [
@@ -111,6 +111,14 @@ export function cluster(kc: KubeConfig, namespace: () => string) {
         PatchStrategy.MergePatch,
       ),
     delete: (name: string) => objects.delete(ref(name)),
+    /** The Events about MCPServer `name` with `reason`. */
+    events: async (name: string, reason: string) =>
+      (
+        await core.listNamespacedEvent({
+          namespace: namespace(),
+          fieldSelector: `involvedObject.name=${name},reason=${reason}`,
+        })
+      ).items,
     ready: async (name: string): Promise<Condition | undefined> =>
       (await get(name)).status?.conditions?.find((c) => c.type === 'Ready'),
     /** Waits for Ready to have `status` (and `reason`, if given) for the current generation. */

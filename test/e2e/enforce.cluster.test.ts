@@ -20,7 +20,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { V1Deployment } from '@kubernetes/client-node';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -36,7 +35,7 @@ import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
 import { cluster, startOperator } from '../controller/operator.ts';
 import { requestDiscovery, waitForCondition } from '../discovery/operator.ts';
 import { sdkListTools } from '../discovery/servers.ts';
-import { type LocalPod, runPod } from './local-pod.ts';
+import { type LocalPod, runDeploymentPod } from './local-pod.ts';
 import { CLI } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
 
@@ -104,7 +103,6 @@ const V2: Tool[] = [
 
 const setTools = (tools: Tool[]) => writeFile(toolsFile, JSON.stringify(tools));
 
-/** A port free right now, for the bridge the pod would serve on. */
 const run = promisify(execFile);
 
 /** `mcp-operator <args>` as a user runs it, against the test cluster. */
@@ -122,14 +120,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 /** Runs the pod of the current Deployment locally, once the Deployment controller saw it. */
 async function startPod(): Promise<void> {
   await pod?.stop();
-  const deployment = await waitFor('the Deployment to be rolled out', async () => {
-    const d: V1Deployment = await k.apps.readNamespacedDeployment({
-      name: NAME,
-      namespace: ns.name,
-    });
-    return (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) ? d : undefined;
-  });
-  pod = await runPod(deployment.spec!.template.spec!, { namespace: ns.name, core: k.core });
+  pod = await runDeploymentPod(k, ns.name, NAME);
 }
 
 /** Discovery at once (the first run may have met no local pod yet), then `type` = `status`. */
@@ -171,13 +162,7 @@ async function ownList(): Promise<Tool[]> {
   }
 }
 
-const events = async (reason: string) =>
-  (
-    await k.core.listNamespacedEvent({
-      namespace: ns.name,
-      fieldSelector: `involvedObject.name=${NAME},reason=${reason}`,
-    })
-  ).items;
+const events = (reason: string) => k.events(NAME, reason);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mcp-e2e-'));
@@ -242,9 +227,10 @@ describe('a stdio MCP server, from discovery to enforcement', () => {
     expect(applied.stdout).toMatch(
       /^Approved the 4 tools of .*\/files \(snapshot sha256:[0-9a-f]{64}\)\.\n$/,
     );
-    expect((await k.get(NAME)).spec.tools?.approved?.tools).toEqual(
-      block.spec.tools.approved.tools,
-    );
+    const approved = (await k.get(NAME)).spec.tools?.approved;
+    expect(approved?.tools).toEqual(block.spec.tools.approved.tools);
+    // What ran when the tools were approved, as the server reported itself.
+    expect(approved?.provenance?.serverInfo).toEqual({ name: 'tools-from-file', version: '1.0.0' });
     await waitForCondition(k, NAME, 'Drifted', 'False', 'ToolsMatch');
     const clean = await cli('diff', NAME);
     expect([clean.code, clean.stdout]).toEqual([

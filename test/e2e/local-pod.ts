@@ -15,7 +15,14 @@ import { once } from 'node:events';
 import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CoreV1Api, V1Container, V1PodSpec, V1Volume } from '@kubernetes/client-node';
+import type {
+  AppsV1Api,
+  CoreV1Api,
+  V1Container,
+  V1Deployment,
+  V1PodSpec,
+  V1Volume,
+} from '@kubernetes/client-node';
 import { ASSET_DIR_ENV } from '../../src/bridge/install.ts';
 import { assetDir } from '../bridge/pod.ts';
 import { waitFor } from '../cluster/testing.ts';
@@ -36,6 +43,19 @@ export interface LocalPod {
 interface Mounted {
   volume: V1Volume;
   dir: string;
+}
+
+/** Runs the pod of Deployment `name` locally, once the Deployment controller saw its spec. */
+export async function runDeploymentPod(
+  k: { apps: AppsV1Api; core: CoreV1Api },
+  namespace: string,
+  name: string,
+): Promise<LocalPod> {
+  const deployment = await waitFor('the Deployment to be rolled out', async () => {
+    const d: V1Deployment = await k.apps.readNamespacedDeployment({ name, namespace });
+    return (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) ? d : undefined;
+  });
+  return runPod(deployment.spec!.template.spec!, { namespace, core: k.core });
 }
 
 export async function runPod(

@@ -135,6 +135,26 @@ describe('loadClientConfig', () => {
     expect(config.source).toBe('in-cluster ServiceAccount');
   });
 
+  it('uses the context --context names instead of the current one', async () => {
+    const path = await kubeconfig('config', {
+      clusters: [
+        { name: 'prod', cluster: { server: 'https://prod.example:6443' } },
+        { name: 'dev', cluster: { server: 'https://dev.example:6443' } },
+      ],
+      users: [{ name: 'me', user: { token: 't' } }],
+      contexts: [
+        { name: 'prod', context: { cluster: 'prod', user: 'me' } },
+        { name: 'dev', context: { cluster: 'dev', user: 'me', namespace: 'team' } },
+      ],
+      'current-context': 'prod',
+    });
+    const dev = await loadClientConfig({ kubeconfig: path, context: 'dev', env: {} });
+    expect([dev.server, dev.namespace]).toEqual(['https://dev.example:6443', 'team']);
+    await expect(loadClientConfig({ kubeconfig: path, context: 'qa', env: {} })).rejects.toThrow(
+      /no context qa/,
+    );
+  });
+
   it('says what is missing', async () => {
     await expect(loadClientConfig({ env: { HOME: dir }, serviceAccountDir: dir })).rejects.toThrow(
       /no --kubeconfig, \$KUBECONFIG, ~\/.kube\/config or in-cluster ServiceAccount/,

@@ -38,7 +38,11 @@ export function isEnforced(server: WithSpec): boolean {
   return hasBridge(server) && server.spec.tools?.driftPolicy === 'Enforce';
 }
 
-/** Whether the server's bridge expects a discovery token: a server with a bridge under Enforce. */
+/**
+ * Whether the server's bridge holds a discovery token: every server with a bridge. With it
+ * discovery reads the unfiltered tool list under Enforce, and long-polls the bridge's change
+ * feed (src/mcp/change-feed.ts) under either policy.
+ */
 export function needsDiscoveryToken(server: WithSpec): boolean {
-  return isEnforced(server);
+  return hasBridge(server);
 }

@@ -8,11 +8,14 @@ import { CONDITION_MESSAGE_MAX, Condition } from '../core-v1.ts';
 import { StringEnum } from '../schema.ts';
 import {
   DIGEST_PATTERN,
+  IMAGE_DIGEST_PATTERN,
+  IMAGE_DIGESTS_MAX,
   FIELD_DIGEST_PATTERN,
   MAX_TOOLS,
   TOOL_FIELDS,
   TOOL_NAME_MAX,
   TOOL_NAME_PATTERN,
+  serverInfoSchema,
 } from './tools.ts';
 
 export const DRIFT_SEVERITIES = ['breaking', 'compatible', 'description-only'] as const;
@@ -162,19 +165,8 @@ const DiscoveryStatus = Type.Object(
       }),
     ),
     serverInfo: Type.Optional(
-      Type.Object(
-        {
-          name: Type.Optional(
-            Type.String({ description: 'Server name it reports.', maxLength: SERVER_TEXT_MAX }),
-          ),
-          version: Type.Optional(
-            Type.String({ description: 'Server version it reports.', maxLength: SERVER_TEXT_MAX }),
-          ),
-        },
-        {
-          description:
-            'What the server says it is (serverInfo of the initialize result), with control characters shown as escapes such as \\e and long values cut.',
-        },
+      serverInfoSchema(
+        'What the server says it is (serverInfo of the initialize result), with control characters shown as escapes such as \\e and long values cut.',
       ),
     ),
     capabilities: Type.Optional(
@@ -284,6 +276,40 @@ const DriftStatus = Type.Object(
   { description: 'How the discovered tools differ from spec.tools.approved.' },
 );
 
+const ProvenanceStatus = Type.Object(
+  {
+    image: Type.Optional(
+      Type.String({
+        description: 'spec.image as the digests below were seen running it.',
+        maxLength: 1024,
+      }),
+    ),
+    imageDigests: Type.Optional(
+      Type.Array(Type.String({ pattern: IMAGE_DIGEST_PATTERN }), {
+        description:
+          "Digests of the image the server container runs, from the pods' status (imageID, what the node resolved the tag to), one per distinct image, sorted.",
+        maxItems: IMAGE_DIGESTS_MAX,
+      }),
+    ),
+    codeChanged: Type.Optional(
+      Type.Object(
+        {
+          since: Time('When the different code was first seen.'),
+          message: Type.String({
+            description: 'What changed: the image digest a tag now resolves to, or serverInfo.',
+            maxLength: CONDITION_MESSAGE_MAX,
+          }),
+        },
+        {
+          description:
+            'Set when the same spec started running different code: a tag moved to another digest, or the server reports another serverInfo (an unpinned npx or uvx package resolved a new version when its pod restarted). An Event CodeChanged is recorded and discovery runs at once. Cleared by the next change of the spec, such as approving the tools again.',
+        },
+      ),
+    ),
+  },
+  { description: 'Which code produced the tools: image digests and whether they moved.' },
+);
+
 export const MCPServerStatus = Type.Object(
   {
     observedGeneration: Type.Optional(
@@ -305,6 +331,7 @@ export const MCPServerStatus = Type.Object(
     ),
     discovery: Type.Optional(DiscoveryStatus),
     drift: Type.Optional(DriftStatus),
+    provenance: Type.Optional(ProvenanceStatus),
   },
   { description: 'Observed state of the MCP server, written by the operator.' },
 );
@@ -314,5 +341,6 @@ export type DriftSeverity = (typeof DRIFT_SEVERITIES)[number];
 export type DiscoveredTool = Static<typeof DiscoveredTool>;
 export type DiscoveryStatus = Static<typeof DiscoveryStatus>;
 export type DriftStatus = Static<typeof DriftStatus>;
+export type ProvenanceStatus = Static<typeof ProvenanceStatus>;
 export type ChangedTool = Static<typeof ChangedTool>;
 export type StatusFinding = Static<typeof Finding>;

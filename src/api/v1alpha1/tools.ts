@@ -210,8 +210,45 @@ const ApprovedItems = (key: 'name' | 'uri' | 'uriTemplate', what: string, plural
     }),
   );
 
+/** A container image digest as the kubelet reports it in imageID, without the repository. */
+export const IMAGE_DIGEST_PATTERN = '^sha256:[0-9a-f]{64}$';
+/** Most distinct image digests recorded: one per image a rollout runs side by side. */
+export const IMAGE_DIGESTS_MAX = 8;
+/** serverInfo as a server reports it, shown and bounded (status and the approved provenance). */
+export const serverInfoSchema = (description: string) =>
+  Type.Object(
+    {
+      name: Type.Optional(
+        Type.String({ description: 'Server name it reports.', maxLength: TOOL_NAME_MAX }),
+      ),
+      version: Type.Optional(
+        Type.String({ description: 'Server version it reports.', maxLength: TOOL_NAME_MAX }),
+      ),
+    },
+    { description },
+  );
+
+const ApprovedProvenance = Type.Object(
+  {
+    imageDigests: Type.Optional(
+      Type.Array(Type.String({ pattern: IMAGE_DIGEST_PATTERN }), {
+        description: "Digests of the server's image then (status.provenance.imageDigests).",
+        maxItems: IMAGE_DIGESTS_MAX,
+      }),
+    ),
+    serverInfo: Type.Optional(
+      serverInfoSchema('What the server said it was then (status.discovery.serverInfo).'),
+    ),
+  },
+  {
+    description:
+      'What ran when these tools were approved, recorded by `mcp-operator approve`: for review (which code was looked at); drift compares the tools themselves.',
+  },
+);
+
 const Approved = Type.Object(
   {
+    provenance: Type.Optional(ApprovedProvenance),
     prompts: ApprovedItems('name', 'prompt', 'prompts'),
     resources: ApprovedItems('uri', 'resource', 'resources'),
     resourceTemplates: ApprovedItems('uriTemplate', 'resource template', 'resource templates'),
@@ -291,3 +328,4 @@ export const Tools = Type.Object(
 export type DriftPolicy = (typeof DRIFT_POLICIES)[number];
 export type ToolField = (typeof TOOL_FIELDS)[number];
 export type ApprovedTool = Static<typeof ApprovedTool>;
+export type ApprovedProvenance = Static<typeof ApprovedProvenance>;

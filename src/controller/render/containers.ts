@@ -36,7 +36,7 @@ import {
   type RenderOptions,
 } from './options.ts';
 import { POLICY_KEY, POLICY_FILE, POLICY_MOUNT_PATH } from './policy.ts';
-import { hasBridge, isEnforced } from '../../api/v1alpha1/spec.ts';
+import { hasBridge, isEnforced, needsDiscoveryToken } from '../../api/v1alpha1/spec.ts';
 
 /** The name of the MCP port on containers and the Service. */
 export const MCP_PORT_NAME = 'mcp';
@@ -191,11 +191,9 @@ export function bridgeSettings(server: StoredMCPServer, source: BridgeSource): B
     idleTimeout: bridge.idleTimeout,
     requestTimeout: bridge.requestTimeout,
     ...(server.spec.auth === undefined ? {} : { authTokenFile: `${AUTH_MOUNT_PATH}/${AUTH_FILE}` }),
-    ...(isEnforced(server)
-      ? {
-          policyFile: POLICY_FILE,
-          discoveryTokenFile: `${DISCOVERY_MOUNT_PATH}/${DISCOVERY_TOKEN_KEY}`,
-        }
+    ...(isEnforced(server) ? { policyFile: POLICY_FILE } : {}),
+    ...(needsDiscoveryToken(server)
+      ? { discoveryTokenFile: `${DISCOVERY_MOUNT_PATH}/${DISCOVERY_TOKEN_KEY}` }
       : {}),
     ...source,
     // Always, whatever spec.replicas says: the pod template stays the same when it is scaled.
@@ -235,6 +233,8 @@ function bridgeOnlyVolumes(server: StoredMCPServer): { volume: V1Volume; mount: 
       },
       mount: { name: POLICY_VOLUME, mountPath: POLICY_MOUNT_PATH, readOnly: true },
     });
+  }
+  if (needsDiscoveryToken(server)) {
     parts.push({
       volume: {
         name: DISCOVERY_VOLUME,

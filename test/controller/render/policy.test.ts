@@ -73,7 +73,7 @@ describe('render: enforcement policy', () => {
     expect(containerOf(pod, 'server').volumeMounts?.map((m) => m.name)).not.toContain(volume?.name);
   });
 
-  it('mounts the discovery token Secret into the bridge alone, and passes its file', () => {
+  it('mounts the discovery token Secret into the bridge alone, and passes its file, under either policy', () => {
     const pod = podSpecOf(enforce({ approved: { tools: [] } }));
     const bridge = containerOf(pod, 'bridge');
     const volume = pod.volumes?.find((v) => v.secret?.secretName === 'everything-discovery');
@@ -86,8 +86,10 @@ describe('render: enforcement policy', () => {
     expect(kinds(render(enforce({ approved: { tools: [] } }), OPTIONS))).not.toContain(
       'Secret/everything-discovery',
     );
+    // Under Warn too: discovery long-polls the bridge's change feed with it. No policy, though.
     const warn = containerOf(podSpecOf(stdio({ tools: { driftPolicy: 'Warn' } })), 'bridge');
-    expect(flag(warn.command, '--discovery-token-file')).toBeUndefined();
+    expect(flag(warn.command, '--discovery-token-file')).toBe(`${mount?.mountPath}/token`);
+    expect(flag(warn.command, '--policy-file')).toBeUndefined();
   });
 
   it('does not roll the pods when only the approved set changes (the bridge reloads it)', () => {

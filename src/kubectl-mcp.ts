@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+/**
+ * `kubectl mcp approve|diff|status …`: the review commands as a kubectl plugin. kubectl runs
+ * an executable named `kubectl-<name>` found on PATH for `kubectl <name>` and hands it the
+ * remaining arguments untouched (https://kubernetes.io/docs/tasks/extend-kubectl/kubectl-plugins/),
+ * so the commands read kubectl's flags themselves: `-n`, `--context`, `--kubeconfig`,
+ * `-o yaml|json`.
+ */
+
+import type { Command } from './command.ts';
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  approve: async () => (await import('./discovery/commands.ts')).approveCommand,
+  diff: async () => (await import('./discovery/commands.ts')).diffCommand,
+  status: async () => (await import('./discovery/commands.ts')).statusCommand,
+};
+
+const USAGE = `Usage: kubectl mcp <command> <name> [-n namespace] [--context name] [flags]
+
+Commands:
+  approve   print a server's current tools as its approved baseline, or --apply it
+  diff      show how a server's tools differ from its approved baseline
+  status    show a server's conditions, tools, drift and provenance
+
+\`kubectl mcp <command> --help\` tells more.
+`;
+
+async function plugin(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help') {
+    process.stdout.write(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  const load = COMMANDS[name];
+  if (load === undefined) {
+    process.stderr.write(`kubectl mcp: unknown command '${name}'\n\n${USAGE}`);
+    return 2;
+  }
+  return (await load())(rest);
+}
+
+process.exitCode = await plugin(process.argv.slice(2));
