@@ -227,11 +227,12 @@ describe('a stdio MCPServer, enforced and not', () => {
         : undefined,
     );
     expect((await secret()).metadata?.uid).toBe(recreated.metadata?.uid);
-    // A server that speaks HTTP itself has no bridge, so no token.
+    // A server that speaks HTTP itself, with its bridge opted out, has no bridge to hold a token.
     await k.patchSpec('enforced', {
       transport: 'streamable-http',
       command: null,
       port: 3000,
+      bridge: { enabled: false },
     });
     await waitFor('the Secret to be deleted', () => gone(secret));
   });
