@@ -8,12 +8,14 @@
  * - each emptyDir is a host directory bind-mounted where it is mounted, owned by the pod's fsGroup
  *   with the setgid bit (as the kubelet prepares it), and every container gets the fsGroup as a
  *   supplementary group;
+ * - each Secret volume is a host directory holding the data the caller passes for it (none:
+ *   empty);
  * - runAsUser/runAsGroup, readOnlyRootFilesystem, dropped capabilities and
  *   allowPrivilegeEscalation: false map to their Docker equivalents; `status.podIP` is the
  *   sandbox's IP, and `$(VAR)` in command and args expands as the kubelet expands it.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, chown, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Container, V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
@@ -93,7 +95,7 @@ export function podContainer(
       (container.volumeMounts ?? []).map((m) => {
         const source = pod.volumes.get(m.name);
         if (source === undefined) {
-          throw new Error(`${container.name}: volume ${m.name} is not an emptyDir`);
+          throw new Error(`${container.name}: volume ${m.name} is not in the pod`);
         }
         return { source, target: m.mountPath, mode: m.readOnly ? 'ro' : 'rw' };
       }),
@@ -150,6 +152,7 @@ async function ready(spec: V1PodSpec, ip: string): Promise<void> {
 export async function startPod(
   spec: V1PodSpec,
   sandbox: { image: string; command: string[] },
+  secrets: Record<string, Record<string, string>> = {},
 ): Promise<RunningPod> {
   const root = await mkdtemp(join(tmpdir(), 'mcp-pod-'));
   const network = `mcp-pod-${randomUUID().slice(0, 8)}`;
@@ -177,10 +180,22 @@ export async function startPod(
     const ip = sandboxContainer.getIpAddress(network);
     const volumes = new Map<string, string>();
     for (const volume of spec.volumes ?? []) {
-      if (volume.emptyDir === undefined) throw new Error(`volume ${volume.name}: emptyDir only`);
       const path = join(root, volume.name);
       await mkdir(path);
       volumes.set(volume.name, path);
+      if (volume.secret !== undefined) {
+        // A Secret the test did not provide is mounted empty, as the kubelet mounts an optional
+        // Secret that does not exist: the programs must cope with its absence.
+        const data = secrets[volume.secret.secretName ?? ''] ?? {};
+        for (const [key, value] of Object.entries(data)) {
+          await writeFile(join(path, key), value, { mode: 0o444 });
+        }
+        await chmod(path, 0o755);
+        continue;
+      }
+      if (volume.emptyDir === undefined) {
+        throw new Error(`volume ${volume.name}: emptyDir or Secret only`);
+      }
       // An emptyDir is world-writable; with fsGroup the kubelet gives it that group and setgid.
       await chmod(path, 0o777);
       if (spec.securityContext?.fsGroup !== undefined) {
