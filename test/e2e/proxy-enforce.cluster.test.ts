@@ -111,10 +111,10 @@ describe('a streamable-http server under Enforce, behind the bridge on the real 
         pod: ON_REAL_NODE,
       });
       clusterIps.set(NAME, await clusterIp());
-      const deployment: V1Deployment = await k.apps.readNamespacedDeployment({
-        name: NAME,
-        namespace: ns.name,
-      });
+      // The Service is applied before the Deployment.
+      const deployment: V1Deployment = await waitFor('the Deployment', () =>
+        k.apps.readNamespacedDeployment({ name: NAME, namespace: ns.name }),
+      );
       expect(deployment.spec?.template.spec?.containers.map((c) => c.name)).toEqual([
         'server',
         'bridge',
