@@ -280,8 +280,8 @@ function driftedPart(input: DiscoveryStatusInput): DriftedPart {
   const invalid = invalidBaseline(input);
   if (invalid !== undefined) return { condition: invalid, drift: undefined };
   const success = result?.success;
-  const approved = baseline.kind === 'tools' ? baseline.tools : undefined;
   const inputs = driftInputs(baseline, input.server);
+  const { approved } = inputs;
   const drift = success === undefined ? undefined : driftOf(success, inputs);
   if (success === undefined || drift === undefined) {
     // After a restart, or before the snapshot could be compared with a changed baseline: the

@@ -61,18 +61,26 @@ export interface ApprovalExtras {
   provenance?: ApprovedProvenance;
 }
 
+/** What `spec.tools.approved` holds for a snapshot; a provenance only when there is one. */
+function approvedContent(
+  tools: readonly SnapshotTool[],
+  form: ApproveForm,
+  { catalog = {}, provenance }: ApprovalExtras,
+): object {
+  return {
+    ...(provenance === undefined ? {} : { provenance }),
+    tools: approvedTools(tools, form),
+    ...approvedCatalog(catalog, form),
+  };
+}
+
 /** `spec.tools.approved` for a snapshot, from `spec:` down. */
 export function approvedBlock(
   tools: readonly SnapshotTool[],
   form: ApproveForm,
-  { catalog = {}, provenance }: ApprovalExtras = {},
+  extras: ApprovalExtras = {},
 ): object {
-  const approved = {
-    ...withProvenance(provenance),
-    tools: approvedTools(tools, form),
-    ...approvedCatalog(catalog, form),
-  };
-  return { spec: { tools: { approved } } };
+  return { spec: { tools: { approved: approvedContent(tools, form, extras) } } };
 }
 
 /**
@@ -103,21 +111,15 @@ export function approvedYaml(
 export function approvedMergePatch(
   tools: readonly SnapshotTool[],
   form: ApproveForm,
-  { catalog = {}, provenance }: ApprovalExtras = {},
+  extras: ApprovalExtras = {},
 ): object {
   const approved = {
-    tools: approvedTools(tools, form),
-    ...approvedCatalog(catalog, form),
+    ...approvedContent(tools, form, extras),
     configMapRef: null,
     // Replaced whole: a provenance of an earlier approval describes other code.
-    provenance: provenance ?? null,
+    provenance: extras.provenance ?? null,
   };
   return { spec: { tools: { approved } } };
-}
-
-/** `{provenance}` when there is one, so that an approval without it prints no empty key. */
-function withProvenance(provenance: ApprovedProvenance | undefined) {
-  return provenance === undefined ? {} : { provenance };
 }
 
 const DIGEST = Type.String({ pattern: DIGEST_PATTERN });
