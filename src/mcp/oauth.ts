@@ -44,25 +44,27 @@ export interface IssuerMetadata {
 const METADATA_BYTES = 256 * 1024;
 
 /**
- * Fetches the issuer's metadata from the first URL that has it. The document must name the
+ * Fetches the issuer's metadata from the first URL that has it, with `fetchVia` (discovery
+ * passes its egress guard). The document must name the
  * same issuer (RFC 8414 section 3.3: a mismatch MUST NOT be used), which stops a metadata
  * document from steering clients and resource servers to another issuer's keys.
  */
 export async function fetchIssuerMetadata(
   issuer: string,
   timeoutMs: number,
+  fetchVia: typeof fetch = fetch,
 ): Promise<IssuerMetadata> {
   const tried: string[] = [];
   for (const url of issuerMetadataUrls(issuer)) {
     let response: Response;
     try {
-      response = await fetch(url, {
+      response = await fetchVia(url, {
         headers: { accept: 'application/json' },
         redirect: 'error',
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
-      tried.push(`${url}: ${(error as Error).message}`);
+      tried.push(`${url}: ${failureText(error)}`);
       continue;
     }
     if (!response.ok) {
@@ -79,6 +81,12 @@ export async function fetchIssuerMetadata(
     return metadata;
   }
   throw new Error(`no authorization server metadata for issuer ${issuer} (${tried.join('; ')})`);
+}
+
+/** fetch() says only "fetch failed"; the cause says why (refused, egress denied, timed out). */
+export function failureText(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? cause.message : (error as Error).message;
 }
 
 function parseMetadata(text: string, url: string): IssuerMetadata {

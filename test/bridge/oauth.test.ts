@@ -9,12 +9,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createHmac, createPublicKey } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthOptions } from '../../src/bridge/oauth-setup.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
-import { AuthorizationServer, type TestClient } from '../oauth/authorization-server.ts';
+import { AuthorizationServer, freePort, type TestClient } from '../oauth/authorization-server.ts';
 import { INITIALIZE, post, SERVERS, startTestBridge, tempDir, toolCall } from './harness.ts';
 
 const REQUIRED = 'mcp:tools';
@@ -33,15 +32,6 @@ const CLIENTS = {
   shortLived: { id: 'short', secret: 'short-secret', scopes: [REQUIRED], ttlSeconds: 5 },
   bridge: { id: 'bridge', secret: 'bridge-secret', scopes: [] },
 } satisfies Record<string, TestClient>;
-
-/** A port free now, so the resource URI (the bridge's URL) is known before the bridge starts. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const ports = { jwt: 0, opaque: 0 };
 const resourceOf = (port: number) => `http://127.0.0.1:${port}/mcp`;

@@ -12,7 +12,7 @@
 
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import Provider, { errors, type ClientMetadata, type JWK } from 'oidc-provider';
 
 export interface TestClient {
@@ -167,4 +167,13 @@ export class AuthorizationServer {
     this.#server.closeAllConnections();
     await new Promise((resolve) => this.#server.close(resolve));
   }
+}
+
+/** A port free now, so the resource URI (the bridge's URL) is known before the bridge starts. */
+export async function freePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
