@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { Command } from '../command.ts';
+import { parseDuration } from '../duration.ts';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
@@ -138,12 +139,13 @@ function oauthFlags(
       `${BRIDGE_FLAGS.authTokenFile} and ${BRIDGE_FLAGS.oauthIssuer} exclude each other: both use the Authorization header`,
     );
   }
-  const skew = durationFlag(
-    BRIDGE_FLAGS.oauthClockSkew,
-    text(BRIDGE_FLAGS.oauthClockSkew) ?? '30s',
-  );
-  if (skew > MAX_CLOCK_SKEW_MS)
-    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.oauthClockSkew, 'more than 5m');
+  const skewText = text(BRIDGE_FLAGS.oauthClockSkew) ?? '30s';
+  // Zero is a valid skew (clocks in sync), unlike the durations durationFlag reads.
+  const skew = parseDuration(skewText);
+  if (skew === undefined || skew > MAX_CLOCK_SKEW_MS) {
+    const problem = `'${skewText}' is not a duration from 0s to 5m`;
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.oauthClockSkew, problem);
+  }
   const introspectionDir = text(BRIDGE_FLAGS.oauthIntrospectionDir);
   return {
     issuer: urlFlag(BRIDGE_FLAGS.oauthIssuer, issuer),

@@ -179,8 +179,8 @@ export class ResourceServer {
 
   /** RFC 7662: asks the issuer whether an opaque token is active, and for whom. */
   async #introspect(token: string): Promise<Authentication> {
-    const credentials = this.options.introspection?.();
     if (!this.options.introspection) return refuse('the token is not a JWT');
+    const credentials = this.options.introspection();
     if (!credentials) return unavailable('the bridge cannot read its introspection credentials');
     let claims: Record<string, unknown>;
     try {
@@ -212,9 +212,7 @@ export class ResourceServer {
 }
 
 function callerOf(claims: Record<string, unknown>): Caller {
-  const clientId = typeof claims.client_id === 'string' ? claims.client_id : undefined;
-  const subject = typeof claims.sub === 'string' ? claims.sub : clientId;
-  return { scopes: grantedScopes(claims), ...(subject === undefined ? {} : { subject }) };
+  return { scopes: grantedScopes(claims) };
 }
 
 /** RFC 7662 section 2, client authentication per RFC 6749 section 2.3.1 (form-encoded, Basic). */

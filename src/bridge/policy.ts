@@ -48,10 +48,8 @@ export type DenialReason =
   | 'unverifiable'
   | 'insufficient-scope';
 
-/** Who sent a request, as its OAuth access token proves (oauth.ts). */
+/** Who sent a request, as its OAuth access token proves (oauth.ts): what it was granted. */
 export interface Caller {
-  /** `sub`, or the client's id for a token of the client-credentials grant. */
-  subject?: string;
   scopes: ReadonlySet<string>;
 }
 
