@@ -73,9 +73,9 @@ export const OAuth = Type.Object(
         path: 'spec.oauth.clockSkew',
         min: '0s',
         max: '5m',
-        default: OAUTH_DEFAULT_CLOCK_SKEW,
-        description:
-          "Accepted difference between the issuer's clock and the bridge's when checking exp and nbf.",
+        // Not an API-server default: a url server has no bridge, and a CEL rule refuses the
+        // field there. Render applies it (defaults.ts, "defaulted by the renderer").
+        description: `Accepted difference between the issuer's clock and the bridge's when checking exp and nbf. Defaults to ${OAUTH_DEFAULT_CLOCK_SKEW}.`,
       }),
     ),
     introspection: Type.Optional(
