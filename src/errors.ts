@@ -120,6 +120,11 @@ export const ERRORS = {
       `cannot read the bearer token for discovery: Secret ${secret} (spec.auth.secretRef) ${problem}`,
     hint: "Create the Secret named by spec.auth.secretRef in the server's namespace, with the token under its key.",
   }),
+  MCPOP_DISCOVERY_OAUTH: define({
+    message: (part: 'issuer' | 'client' | 'audience' | 'scope', problem: string) =>
+      `cannot get an OAuth access token for discovery: the ${part} is wrong: ${problem}`,
+    hint: 'The message names what to fix: the issuer (spec.oauth.issuer and its metadata), the client (the Secret of spec.oauth.discovery and the client registered at the issuer), the audience (spec.oauth.resource, which the issuer must know as a resource) or the scope (spec.oauth.scopes, which the client must be allowed).',
+  }),
   MCPOP_DISCOVERY_TOKEN_SECRET: define({
     message: (secret: string, problem: string) =>
       `cannot read the discovery token the bridge expects under driftPolicy Enforce: Secret ${secret} ${problem}; the operator creates it and the next pass puts it back`,

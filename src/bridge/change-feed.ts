@@ -103,9 +103,11 @@ export class ChangeFeed {
   observing(hooks: UpstreamHooks): UpstreamHooks {
     return {
       ...hooks,
-      transformResult: (method, result, params) => {
+      transformResult: (method, result, params, caller) => {
         this.observeResult(method, result, params);
-        return hooks.transformResult ? hooks.transformResult(method, result, params) : result;
+        return hooks.transformResult
+          ? hooks.transformResult(method, result, params, caller)
+          : result;
       },
       observeNotification: (notification) => {
         this.observeNotification(notification);

@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { Command } from '../command.ts';
+import { parseDuration } from '../duration.ts';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
@@ -91,6 +92,73 @@ function replicaFlags(
   return { self, peers: list };
 }
 
+/** An absolute http(s) URL without a fragment (RFC 8707 section 2: the resource indicator). */
+function urlFlag(flag: string, text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw operatorError('MCPOP_INVALID_FLAG', flag, `'${text}' is not an absolute URL`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.hash !== '' || text.includes('#'))
+    throw operatorError(
+      'MCPOP_INVALID_FLAG',
+      flag,
+      `'${text}' is not an http(s) URL without a fragment`,
+    );
+  return text;
+}
+
+/** The --oauth-* flags: all absent (no OAuth), or an issuer and a resource at least. */
+function oauthFlags(
+  text: (flag: string) => string | undefined,
+  authTokenFile: string | undefined,
+): BridgeOptions['oauth'] {
+  const issuer = text(BRIDGE_FLAGS.oauthIssuer);
+  const resource = text(BRIDGE_FLAGS.oauthResource);
+  const others = [
+    BRIDGE_FLAGS.oauthScopes,
+    BRIDGE_FLAGS.oauthClockSkew,
+    BRIDGE_FLAGS.oauthIntrospectionDir,
+  ];
+  if (issuer === undefined && resource === undefined) {
+    const stray = others.find((flag) => text(flag) !== undefined);
+    if (stray)
+      throw operatorError('MCPOP_BRIDGE_USAGE', `${stray} needs ${BRIDGE_FLAGS.oauthIssuer}`);
+    return undefined;
+  }
+  if (issuer === undefined || resource === undefined) {
+    throw operatorError(
+      'MCPOP_BRIDGE_USAGE',
+      `${BRIDGE_FLAGS.oauthIssuer} and ${BRIDGE_FLAGS.oauthResource} go together`,
+    );
+  }
+  if (authTokenFile !== undefined) {
+    throw operatorError(
+      'MCPOP_BRIDGE_USAGE',
+      `${BRIDGE_FLAGS.authTokenFile} and ${BRIDGE_FLAGS.oauthIssuer} exclude each other: both use the Authorization header`,
+    );
+  }
+  const skewText = text(BRIDGE_FLAGS.oauthClockSkew) ?? '30s';
+  // Zero is a valid skew (clocks in sync), unlike the durations durationFlag reads.
+  const skew = parseDuration(skewText);
+  if (skew === undefined || skew > MAX_CLOCK_SKEW_MS) {
+    const problem = `'${skewText}' is not a duration from 0s to 5m`;
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.oauthClockSkew, problem);
+  }
+  const introspectionDir = text(BRIDGE_FLAGS.oauthIntrospectionDir);
+  return {
+    issuer: urlFlag(BRIDGE_FLAGS.oauthIssuer, issuer),
+    resource: urlFlag(BRIDGE_FLAGS.oauthResource, resource),
+    scopes: (text(BRIDGE_FLAGS.oauthScopes) ?? '').split(/[\s,]+/).filter((s) => s !== ''),
+    clockSkewSeconds: Math.floor(skew / 1000),
+    ...(introspectionDir === undefined ? {} : { introspectionDir }),
+  };
+}
+
+/** A bound on --oauth-clock-skew: a longer one would keep expired tokens alive. */
+const MAX_CLOCK_SKEW_MS = 5 * 60_000;
+
 /** Flags and the command after `--` → options (without the logger). */
 export function parseBridgeArgs(
   argv: readonly string[],
@@ -162,6 +230,7 @@ export function parseBridgeArgs(
     authToken: env[BRIDGE_TOKEN_ENV],
     policyFile: text(BRIDGE_FLAGS.policyFile),
     discoveryTokenFile: text(BRIDGE_FLAGS.discoveryTokenFile),
+    oauth: oauthFlags(text, text(BRIDGE_FLAGS.authTokenFile)),
     supervisorDir,
     upstream,
     command: positionals.length > 0 ? positionals : undefined,

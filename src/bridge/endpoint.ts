@@ -1,7 +1,8 @@
 /**
  * The MCP endpoint: Streamable HTTP, revision 2025-11-25 (basic/transports). One path for
- * POST, GET and DELETE. Requests pass the guards in order (Origin, token, method, media types,
- * body, JSON-RPC shape), then go to their session; 2026-07-28 requests branch off to stateless.ts.
+ * POST, GET and DELETE. Requests pass the guards in order (Origin, token or OAuth access token,
+ * method, media types, body, JSON-RPC shape, the tool's scopes), then go to their session;
+ * 2026-07-28 requests branch off to stateless.ts.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,6 +29,10 @@ import {
   type JsonRpcRequest,
 } from '../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from './replies.ts';
+import type { ResourceServer } from './oauth.ts';
+import { bearerChallenge, type Refusal } from './oauth-challenge.ts';
+import { lackingScopes, type Caller } from './policy.ts';
+import type { BridgePolicy } from '../tools/policy.ts';
 import { parseEventId } from './sse.ts';
 
 export interface EndpointContext {
@@ -35,6 +40,10 @@ export interface EndpointContext {
   maxBodyBytes: number;
   allowedOrigins: readonly string[];
   auth: Auth | undefined;
+  /** OAuth 2.1 access tokens, instead of `auth`; undefined: no OAuth. */
+  oauth?: ResourceServer | undefined;
+  /** The policy in force, for the scopes each tool needs; undefined: no policy file. */
+  policy?: () => BridgePolicy | undefined;
   /** Who may list tools unfiltered (UNFILTERED_LIST_META); undefined: nobody. */
   discoveryToken?: DiscoveryToken | undefined;
   logger: Logger;
@@ -53,22 +62,33 @@ export interface StatelessHandler {
     res: ServerResponse,
     message: JsonRpcMessage,
     bytes: number,
+    caller: Caller | undefined,
   ): Promise<void>;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+type Handler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+) => Promise<void> | void;
 
 export function mcpEndpoint(
   ctx: EndpointContext,
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const methods: Record<string, Handler> = {
-    POST: (req, res) => post(ctx, req, res),
+    POST: (req, res, caller) => post(ctx, req, res, caller),
     GET: (req, res) => get(ctx, req, res),
     DELETE: (req, res) => remove(ctx, req, res),
   };
   return async (req, res) => {
     if (!originAllowed(header(req, 'origin'), ctx.allowedOrigins)) {
       return replyError(res, 403, WIRE.SERVER_ERROR, 'Forbidden: this Origin is not allowed');
+    }
+    let caller: Caller | undefined;
+    if (ctx.oauth) {
+      const outcome = await ctx.oauth.authenticate(header(req, 'authorization'));
+      if ('refusal' in outcome) return refuseAccess(ctx.oauth, res, outcome.refusal);
+      caller = outcome.caller;
     }
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
     if (verdict === 'denied') {
@@ -91,14 +111,27 @@ export function mcpEndpoint(
         headers: { allow: 'GET, POST, DELETE' },
       });
     }
-    await handler(req, res);
+    await handler(req, res, caller);
   };
+}
+
+/** An OAuth refusal: its status with the challenge (RFC 6750 section 3, RFC 9728 section 5.1). */
+function refuseAccess(oauth: ResourceServer, res: ServerResponse, refusal: Refusal): void {
+  const headers: Record<string, string | number> = {
+    'www-authenticate': bearerChallenge(oauth.options, refusal),
+  };
+  if (refusal.status === 503) headers['retry-after'] = 5;
+  const prefix = refusal.status === 403 ? 'Forbidden' : 'Unauthorized';
+  replyError(res, refusal.status, WIRE.SERVER_ERROR, `${prefix}: ${refusal.description}`, {
+    headers,
+  });
 }
 
 async function post(
   ctx: EndpointContext,
   req: IncomingMessage,
   res: ServerResponse,
+  caller: Caller | undefined,
 ): Promise<void> {
   if (!isJsonContent(req)) {
     return replyError(
@@ -128,7 +161,7 @@ async function post(
   let routing: Promise<void> | undefined;
   try {
     const message = parseMessage(body, res);
-    routing = message && route(ctx, req, res, message, body.length);
+    routing = message && route(ctx, req, res, message, body.length, caller);
   } finally {
     if (!routing) account.give(body.length);
   }
@@ -142,16 +175,19 @@ function route(
   res: ServerResponse,
   message: JsonRpcMessage,
   bytes: number,
+  caller: Caller | undefined,
 ): Promise<void> | undefined {
   dropUnprovenUnfiltered(ctx, req, message);
-  if (ctx.stateless?.claims(req, message)) return ctx.stateless.handle(req, res, message, bytes);
+  if (ctx.oauth && lacksToolScope(ctx, ctx.oauth, res, message, caller)) return undefined;
+  if (ctx.stateless?.claims(req, message))
+    return ctx.stateless.handle(req, res, message, bytes, caller);
 
   if (isRequest(message) && message.method === 'initialize')
-    return initialize(ctx, req, res, message, bytes);
+    return initialize(ctx, req, res, message, bytes, caller);
   const session = findSession(ctx, req, res);
   if (!session) return undefined;
   if (isRequest(message)) {
-    session.request(message, res, bytes);
+    session.request(message, res, bytes, caller);
     return undefined;
   }
   const refusal = session.post(message);
@@ -162,6 +198,35 @@ function route(
   const { code, message: text, data } = refusal.error;
   replyError(res, 400, code, text, { data, headers: session.headers });
   return undefined;
+}
+
+/**
+ * A tools/call for a tool whose scopes (policy `toolScopes`) the caller's token lacks gets 403
+ * `insufficient_scope` naming what the call needs (2025-11-25 basic/authorization, "Scope
+ * Challenge Handling": the scopes in force and the new ones, so a step-up keeps both). True
+ * when refused. The policy gate refuses such calls too; this answer lets a client step up.
+ */
+function lacksToolScope(
+  ctx: EndpointContext,
+  oauth: ResourceServer,
+  res: ServerResponse,
+  message: JsonRpcMessage,
+  caller: Caller | undefined,
+): boolean {
+  if (!isRequest(message) || message.method !== 'tools/call') return false;
+  const name = message.params?.name;
+  if (typeof name !== 'string') return false;
+  const policy = ctx.policy?.();
+  const lacking = lackingScopes(policy, name, caller);
+  if (lacking.length === 0) return false;
+  const scope = [...new Set([...oauth.options.scopes, ...(policy?.toolScopes?.[name] ?? [])])];
+  refuseAccess(oauth, res, {
+    status: 403,
+    error: 'insufficient_scope',
+    description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
+    scope: scope.join(' '),
+  });
+  return true;
 }
 
 /**
@@ -266,6 +331,7 @@ async function initialize(
   res: ServerResponse,
   message: JsonRpcRequest,
   bytes: number,
+  caller: Caller | undefined,
 ): Promise<void> {
   if (header(req, HEADER.sessionId) !== undefined) {
     return replyError(
@@ -304,7 +370,7 @@ async function initialize(
     });
   }
   ctx.logger.info({ session: session.logId }, 'session started');
-  session.request(message, res, bytes);
+  session.request(message, res, bytes, caller);
 }
 
 /** The session a request names: 400 without a session id, 404 for an unknown one. */

@@ -64,6 +64,22 @@ export interface BridgeSettings {
    * request may.
    */
   discoveryTokenFile?: string;
+  /**
+   * OAuth 2.1 (2025-11-25 basic/authorization): the issuer whose access tokens the bridge
+   * accepts. With `oauthResource`; absent means no OAuth. Excludes `authTokenFile`.
+   */
+  oauthIssuer?: string;
+  /** The canonical resource URI that tokens must name as their audience (RFC 8707). */
+  oauthResource?: string;
+  /** Space-separated scopes every request's token must grant. */
+  oauthScopes?: string;
+  /** Accepted clock difference with the issuer for `exp` and `nbf`, a Go duration (`30s`). */
+  oauthClockSkew?: string;
+  /**
+   * Directory of a mounted Secret with `client-id` and `client-secret`: the bridge's
+   * credentials for RFC 7662 introspection of opaque tokens. Absent: only JWTs are accepted.
+   */
+  oauthIntrospectionDir?: string;
   /** Directory shared with the supervisor; absent means the bridge spawns the command itself. */
   supervisorDir?: string;
   /**
@@ -103,6 +119,11 @@ export const BRIDGE_FLAGS = {
   authTokenFile: '--auth-token-file',
   policyFile: '--policy-file',
   discoveryTokenFile: '--discovery-token-file',
+  oauthIssuer: '--oauth-issuer',
+  oauthResource: '--oauth-resource',
+  oauthScopes: '--oauth-scopes',
+  oauthClockSkew: '--oauth-clock-skew',
+  oauthIntrospectionDir: '--oauth-introspection-dir',
   supervisorDir: '--supervisor-dir',
   upstream: '--upstream',
   allowedOrigins: '--allowed-origins',

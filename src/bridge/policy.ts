@@ -5,7 +5,9 @@
  *
  * - `allow` is absent or lists its name, and
  * - `approved` is absent or holds its name with the digest of its current definition (SHA-256
- *   over RFC 8785 canonical JSON, src/tools/digest.ts — the digest discovery records).
+ *   over RFC 8785 canonical JSON, src/tools/digest.ts — the digest discovery records), and
+ * - with OAuth, the caller's access token grants every scope `toolScopes` names for it, so
+ *   `tools/list` shows each caller exactly the tools it may call (oauth.ts).
  *
  * A tools/list request with `_meta["mcp-operator.dev/unfiltered"]: true` (UNFILTERED_LIST_META)
  * gets every tool: that is how discovery sees drifted tools to report them. The endpoint keeps
@@ -43,7 +45,23 @@ export type DenialReason =
   | 'not-approved'
   | 'drifted'
   | 'unknown-tool'
-  | 'unverifiable';
+  | 'unverifiable'
+  | 'insufficient-scope';
+
+/** Who sent a request, as its OAuth access token proves (oauth.ts): what it was granted. */
+export interface Caller {
+  scopes: ReadonlySet<string>;
+}
+
+/** The scopes `tool` needs that `caller` lacks; none without OAuth (no caller). */
+export function lackingScopes(
+  policy: BridgePolicy | undefined,
+  name: string,
+  caller: Caller | undefined,
+): string[] {
+  if (!caller) return [];
+  return (policy?.toolScopes?.[name] ?? []).filter((scope) => !caller.scopes.has(scope));
+}
 
 export interface Denial {
   reason: DenialReason;
@@ -53,18 +71,25 @@ export interface Denial {
 /**
  * Whether a tool may be shown and called. `digest` is its current digest, undefined when the
  * child does not list it; `policy` undefined means a policy is configured but not loaded;
- * `listError` says why the child's tool list could not be read, if it could not.
+ * `listError` says why the child's tool list could not be read, if it could not; `caller` is
+ * who asks, undefined without OAuth.
  */
 export function decide(
   policy: BridgePolicy | undefined,
   name: string,
   digest: Digest | undefined,
   listError?: string,
+  caller?: Caller,
 ): Denial | undefined {
   if (!policy)
     return { reason: 'policy-unavailable', message: 'the bridge has no valid policy file loaded' };
   if (policy.allow && !policy.allow.includes(name)) {
     return { reason: 'not-allowed', message: 'it is not in the allowlist (spec.tools.allow)' };
+  }
+  const lacking = lackingScopes(policy, name, caller);
+  if (lacking.length > 0) {
+    const message = `the access token lacks the scope ${lacking.join(' ')}`;
+    return { reason: 'insufficient-scope', message };
   }
   if (digest === undefined && listError !== undefined) {
     const message = `the MCP server's tool list could not be read (${listError})`;
@@ -131,12 +156,14 @@ export class PolicyGate {
 
   hooks(): UpstreamHooks {
     return {
-      screen: (request) =>
-        request.method === 'tools/call' ? this.#screenCall(request) : undefined,
+      screen: (request, caller) =>
+        request.method === 'tools/call' ? this.#screenCall(request, caller) : undefined,
       screenNotification: (notification) =>
         notification.method === 'tools/call' ? this.#refuseUnscreenable() : undefined,
-      transformResult: (method, result, params) =>
-        method === 'tools/list' ? this.#filterList(result, !unfilteredAsked(params)) : result,
+      transformResult: (method, result, params, caller) =>
+        method === 'tools/list'
+          ? this.#filterList(result, !unfilteredAsked(params), caller)
+          : result,
       observeNotification: (notification) => {
         if (notification.method === 'notifications/tools/list_changed') this.#fresh = false;
       },
@@ -147,18 +174,25 @@ export class PolicyGate {
    * Records every listed tool's digest; drops the refused ones (and entries that are not tools
    * at all) unless `filter` is false.
    */
-  #filterList(result: Record<string, unknown>, filter: boolean): Record<string, unknown> {
+  #filterList(
+    result: Record<string, unknown>,
+    filter: boolean,
+    caller: Caller | undefined,
+  ): Record<string, unknown> {
     if (!Array.isArray(result.tools)) return filter ? { ...result, tools: [] } : result;
     const tools = (result.tools as unknown[]).filter((tool) => {
       if (!isNamedTool(tool)) return !filter;
       const digest = digestOrUndefined(tool);
       this.#digests.set(tool.name, digest);
-      return !filter || decide(this.#policy(), tool.name, digest) === undefined;
+      return !filter || decide(this.#policy(), tool.name, digest, undefined, caller) === undefined;
     });
     return { ...result, tools };
   }
 
-  async #screenCall(request: JsonRpcRequest): Promise<JsonRpcError | undefined> {
+  async #screenCall(
+    request: JsonRpcRequest,
+    caller: Caller | undefined,
+  ): Promise<JsonRpcError | undefined> {
     const name = request.params?.name;
     if (typeof name !== 'string') {
       this.#onDenied('invalid-call');
@@ -170,7 +204,7 @@ export class PolicyGate {
       );
     }
     if (!this.#fresh || !this.#digests.has(name)) await this.#refresh();
-    const denial = decide(this.#policy(), name, this.#digests.get(name), this.#listError);
+    const denial = decide(this.#policy(), name, this.#digests.get(name), this.#listError, caller);
     if (!denial) return undefined;
     this.#onDenied(denial.reason);
     return errorResponse(

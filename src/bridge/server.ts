@@ -30,6 +30,7 @@ import { SpawnLauncher } from './spawn.ts';
 import { SupervisedLauncher } from './supervised.ts';
 import type { Launcher } from './transport.ts';
 import { WatchedFile } from './watched-file.ts';
+import { metadataRoutes, startResourceServer, type OAuthOptions } from './oauth-setup.ts';
 
 export interface BridgeOptions {
   host: string;
@@ -48,6 +49,8 @@ export interface BridgeOptions {
   policyFile?: string;
   /** The discovery token: only requests carrying it may list tools unfiltered. */
   discoveryTokenFile?: string;
+  /** OAuth 2.1 access tokens instead of a bearer token (oauth.ts); absent: no OAuth. */
+  oauth?: OAuthOptions | undefined;
   /** Pod mode: the emptyDir shared with the supervisor. */
   supervisorDir?: string;
   /** Local mode: the server command. */
@@ -119,6 +122,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     logger,
   });
   const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
+  const oauth = options.oauth && (await startResourceServer(options.oauth, logger));
   const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
   const changes = new ChangeFeed();
   metrics.observeChanges({
@@ -171,6 +175,8 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     maxBodyBytes: options.maxMessageBytes,
     allowedOrigins: options.allowedOrigins,
     auth,
+    oauth: oauth?.server,
+    policy: () => policy?.value,
     discoveryToken,
     logger,
     accepting: () => accepting,
@@ -206,6 +212,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     '/metrics': async (_req, res) => {
       replyText(res, 200, await metrics.registry.metrics(), metrics.registry.contentType);
     },
+    ...(oauth && metadataRoutes(oauth.server, () => policy?.value)),
   };
 
   const server: Server = createServer((req, res) => {
@@ -232,7 +239,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}${options.path}`;
   logger.info({ url, sessionMode: options.sessionMode }, 'bridge listening');
-  if (!auth && !isLoopback(options.host)) {
+  if (!auth && !oauth && !isLoopback(options.host)) {
     // Sessions need no credentials then (2025-11-25 basic/transports: servers SHOULD
     // authenticate all connections); in a cluster that is every pod that can reach the Service.
     logger.warn(
@@ -260,6 +267,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     policy?.stop();
     auth?.stop();
     discoveryToken?.stop();
+    oauth?.stop();
     await probed;
   };
   let closing: Promise<void> | undefined;

@@ -26,6 +26,7 @@ import {
 import { HEADER } from '../mcp/metadata.ts';
 import { replyJson } from './replies.ts';
 import { EventStream, SSE_HEADERS } from './sse.ts';
+import type { Caller } from './policy.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
 
 /** Completed POST streams kept for a late Last-Event-ID, per session. */
@@ -136,8 +137,11 @@ export class Session implements SessionPort {
     this.lastActivity = Date.now();
   }
 
-  /** A client request (`bytes` long) arrived on `res`; its answer will be written there. */
-  request(message: JsonRpcRequest, res: ServerResponse, bytes: number): void {
+  /**
+   * A client request (`bytes` long, from `caller` with OAuth) arrived on `res`; its answer will
+   * be written there.
+   */
+  request(message: JsonRpcRequest, res: ServerResponse, bytes: number, caller?: Caller): void {
     const key = idKey(message.id);
     if (this.#exchanges.has(key)) {
       const error = `Request id ${String(message.id)} is already in use in this session`;
@@ -150,7 +154,7 @@ export class Session implements SessionPort {
       if (typeof declared === 'object' && declared !== null)
         this.clientCapabilities = declared as Record<string, unknown>;
     }
-    this.upstream.fromClient(this, message, bytes);
+    this.upstream.fromClient(this, message, bytes, caller);
   }
 
   /** A client notification or response: no answer expected, unless it is refused. */

@@ -33,6 +33,7 @@ import { META } from '../mcp/metadata.ts';
 import { replyJson } from './replies.ts';
 import { SSE_HEADERS } from './sse.ts';
 import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from './upstream.ts';
+import type { Caller } from './policy.ts';
 
 /** Results that carry cache hints in 2026-07-28 (CacheableResult). */
 const CACHEABLE = new Set([
@@ -137,7 +138,7 @@ export class StatelessCall implements SessionPort {
   }
 
   /** Sends the request to the child. Its _meta keeps only what a handshake-era child knows. */
-  start(request: JsonRpcRequest, bytes: number): void {
+  start(request: JsonRpcRequest, bytes: number, caller: Caller | undefined): void {
     const { upstream } = this.#context;
     upstream.attach(this);
     if (this.#native) {
@@ -149,7 +150,7 @@ export class StatelessCall implements SessionPort {
     const params = { ...request.params };
     if (Object.keys(meta).length > 0) params._meta = meta;
     else delete params._meta;
-    upstream.fromClient(this, { ...request, params }, bytes);
+    upstream.fromClient(this, { ...request, params }, bytes, caller);
   }
 
   /** The client retried with the answers to our input requests: pass them to the child. */

@@ -37,6 +37,7 @@ import { Listener, refuseUnrelated, type Capabilities } from './stateless-listen
 import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from './replies.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
+import type { Caller } from './policy.ts';
 
 /** Handshake-era methods that 2026-07-28 removed (changelog, major changes 2, 4 and 5). */
 const REMOVED = new Set([
@@ -139,6 +140,7 @@ export class StatelessEndpoint implements StatelessHandler {
     res: ServerResponse,
     message: JsonRpcMessage,
     bytes: number,
+    caller: Caller | undefined,
   ): Promise<void> {
     if (!isRequest(message)) {
       // This revision defines no client notifications over HTTP, and clients send no responses.
@@ -193,8 +195,8 @@ export class StatelessEndpoint implements StatelessHandler {
           id: message.id,
         });
     }
-    if (native) return this.#relay(upstream, message, res, bytes);
-    this.#call(upstream, message, res, init.serverInfo, bytes);
+    if (native) return this.#relay(upstream, message, res, bytes, caller);
+    this.#call(upstream, message, res, init.serverInfo, bytes, caller);
   }
 
   /** Ends parked calls and subscriptions (shutdown). */
@@ -253,12 +255,18 @@ export class StatelessEndpoint implements StatelessHandler {
   }
 
   /** To a child that speaks 2026-07-28: the request as the client sent it, the answer as is. */
-  #relay(upstream: Upstream, request: JsonRpcRequest, res: ServerResponse, bytes: number): void {
+  #relay(
+    upstream: Upstream,
+    request: JsonRpcRequest,
+    res: ServerResponse,
+    bytes: number,
+    caller: Caller | undefined,
+  ): void {
     const call = new StatelessCall(this.#context(upstream, undefined), request, res, {
       native: true,
     });
     this.#calls.add(call);
-    call.start(request, bytes);
+    call.start(request, bytes, caller);
   }
 
   #call(
@@ -267,6 +275,7 @@ export class StatelessEndpoint implements StatelessHandler {
     res: ServerResponse,
     serverInfo: unknown,
     bytes: number,
+    caller: Caller | undefined,
   ): void {
     const state = request.params?.requestState;
     if (state !== undefined) {
@@ -288,7 +297,7 @@ export class StatelessEndpoint implements StatelessHandler {
     }
     const call = new StatelessCall(this.#context(upstream, serverInfo), request, res);
     this.#calls.add(call);
-    call.start(request, bytes);
+    call.start(request, bytes, caller);
   }
 
   #context(upstream: Upstream, serverInfo: unknown): CallContext {

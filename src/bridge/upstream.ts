@@ -35,6 +35,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
+import type { Caller } from './policy.ts';
 import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
@@ -67,7 +68,10 @@ export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 
 /** Extension points, used by the policy filter (policy.ts). */
 export interface UpstreamHooks {
   /** Before a client request reaches the child; an error response refuses it. */
-  screen?(request: JsonRpcRequest): Promise<JsonRpcError | undefined> | undefined;
+  screen?(
+    request: JsonRpcRequest,
+    caller: Caller | undefined,
+  ): Promise<JsonRpcError | undefined> | undefined;
   /** Before a client notification reaches the child; an error refuses it (HTTP 400). */
   screenNotification?(notification: JsonRpcNotification): JsonRpcError | undefined;
   /** A successful result on its way back to a session; `params` are the request's. */
@@ -75,6 +79,7 @@ export interface UpstreamHooks {
     method: string,
     result: Record<string, unknown>,
     params: Record<string, unknown> | undefined,
+    caller: Caller | undefined,
   ): Record<string, unknown>;
   /** Every notification from the child, before it is routed. */
   observeNotification?(notification: JsonRpcNotification): void;
@@ -95,6 +100,8 @@ interface Pending {
   params: Record<string, unknown> | undefined;
   /** undefined: a request of the bridge itself. */
   session: SessionPort | undefined;
+  /** Who sent the request, with OAuth (policy.ts); undefined: no OAuth, or the bridge. */
+  caller: Caller | undefined;
   clientId: RequestId;
   clientProgressToken: string | number | undefined;
   /** Holds `bytes`, the size of the client's request, until it ends. */
@@ -189,15 +196,20 @@ export class Upstream {
   }
 
   /**
-   * A message from a client of this session, `bytes` long as the client sent it. A request is
-   * answered through the session; a notification the hooks refuse is not passed on, and the
-   * refusal is returned.
+   * A message from a client of this session, `bytes` long as the client sent it, by `caller`
+   * (OAuth). A request is answered through the session; a notification the hooks refuse is not
+   * passed on, and the refusal is returned.
    */
-  fromClient(session: SessionPort, message: JsonRpcMessage, bytes = 0): JsonRpcError | undefined {
+  fromClient(
+    session: SessionPort,
+    message: JsonRpcMessage,
+    bytes = 0,
+    caller?: Caller,
+  ): JsonRpcError | undefined {
     const attachment = this.#attachments.get(session);
     if (!attachment) return undefined;
     const account = session.account ?? this.#account;
-    if (isRequest(message)) this.#clientRequest(session, attachment, message, bytes);
+    if (isRequest(message)) this.#clientRequest(session, attachment, message, bytes, caller);
     else if (isNotification(message)) return this.#clientNotification(attachment, message, account);
     else this.#clientResponse(session, message, account);
     return undefined;
@@ -208,7 +220,7 @@ export class Upstream {
     return new Promise((settle) => {
       const request: JsonRpcRequest = { jsonrpc: '2.0', id: 0, method };
       if (params) request.params = params;
-      const pending = this.#register(undefined, request, 0);
+      const pending = this.#register(undefined, request, 0, undefined);
       pending.settle = settle;
       this.#forward(pending, request);
     });
@@ -247,6 +259,7 @@ export class Upstream {
     attachment: Attachment,
     request: JsonRpcRequest,
     bytes: number,
+    caller: Caller | undefined,
   ): void {
     const key = idKey(request.id);
     if (attachment.inFlight.has(key)) {
@@ -263,9 +276,9 @@ export class Upstream {
     if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
       if (this.#trackSubscription(session, attachment, request)) return;
     }
-    const pending = this.#register(session, request, bytes);
+    const pending = this.#register(session, request, bytes, caller);
     attachment.inFlight.set(key, pending.childId);
-    const screening = this.#hooks.screen?.(request);
+    const screening = this.#hooks.screen?.(request, caller);
     if (!screening) return this.#forward(pending, request);
     screening.then(
       (refusal) => {
@@ -320,7 +333,12 @@ export class Upstream {
     this.#send(response, account);
   }
 
-  #register(session: SessionPort | undefined, request: JsonRpcRequest, bytes: number): Pending {
+  #register(
+    session: SessionPort | undefined,
+    request: JsonRpcRequest,
+    bytes: number,
+    caller: Caller | undefined,
+  ): Pending {
     const childId = this.#nextId++;
     const account = session?.account ?? this.#account;
     account.take(bytes);
@@ -332,6 +350,7 @@ export class Upstream {
       method: request.method,
       params: request.params,
       session,
+      caller,
       clientId: request.id,
       clientProgressToken:
         typeof token === 'string' || typeof token === 'number' ? token : undefined,
@@ -510,7 +529,12 @@ export class Upstream {
     if (!isErrorResponse(restored) && this.#hooks.transformResult) {
       restored = {
         ...restored,
-        result: this.#hooks.transformResult(pending.method, restored.result, pending.params),
+        result: this.#hooks.transformResult(
+          pending.method,
+          restored.result,
+          pending.params,
+          pending.caller,
+        ),
       };
     }
     pending.session.deliver(restored, pending.clientId);

@@ -15,6 +15,8 @@ import type { Dispatcher } from 'undici';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { OAUTH_CLIENT_ID_KEY, OAUTH_CLIENT_SECRET_KEY } from '../api/v1alpha1/oauth.ts';
+import { clientCredentialsToken } from './oauth-token.ts';
 import type { DriftSeverity } from '../api/v1alpha1/mcpserver.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
@@ -65,6 +67,7 @@ export interface RunnerOptions {
 const REASONS: Partial<Record<string, DiscoveredReason>> = {
   MCPOP_DISCOVERY_AUTH_SECRET: DiscoveredReason.AuthSecretMissing,
   MCPOP_DISCOVERY_UNAUTHORIZED: DiscoveredReason.Unauthorized,
+  MCPOP_DISCOVERY_OAUTH: DiscoveredReason.OAuthTokenFailed,
   MCPOP_DISCOVERY_TIMEOUT: DiscoveredReason.TimedOut,
   MCPOP_DISCOVERY_EGRESS_DENIED: DiscoveredReason.EgressDenied,
   MCPOP_DISCOVERY_INVALID_RESULT: DiscoveredReason.InvalidAnswer,
@@ -146,6 +149,7 @@ export class DiscoveryRunner {
 
   /** The token from spec.auth.secretRef, read now: a rotated Secret is used at the next run. */
   async #token(server: StoredMCPServer, signal: AbortSignal): Promise<string | undefined> {
+    if (server.spec.oauth) return this.#oauthToken(server, server.spec.oauth, signal);
     const ref = server.spec.auth?.secretRef;
     if (ref === undefined) return undefined;
     const { namespace } = server.metadata;
@@ -163,11 +167,47 @@ export class DiscoveryRunner {
     return token;
   }
 
+  /**
+   * An access token of the client-credentials grant for spec.oauth.resource, with the client
+   * of spec.oauth.discovery (read now, so a rotated secret is used at the next run).
+   */
+  async #oauthToken(
+    server: StoredMCPServer,
+    oauth: NonNullable<StoredMCPServer['spec']['oauth']>,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const { namespace } = server.metadata;
+    const ref = oauth.discovery.secretRef;
+    const data = await this.#secretData(namespace, ref.name, 'MCPOP_DISCOVERY_OAUTH', signal);
+    const value = (key: string): string => {
+      const text = Buffer.from(data?.[key] ?? '', 'base64')
+        .toString('utf8')
+        .trim();
+      if (text === '') {
+        const problem = `Secret ${namespace}/${ref.name} (spec.oauth.discovery.secretRef) has no ${key}`;
+        throw operatorError('MCPOP_DISCOVERY_OAUTH', 'client', problem);
+      }
+      return text;
+    };
+    return clientCredentialsToken({
+      issuer: oauth.issuer,
+      resource: oauth.resource,
+      scopes: oauth.scopes ?? [],
+      credentials: {
+        clientId: value(OAUTH_CLIENT_ID_KEY),
+        clientSecret: value(OAUTH_CLIENT_SECRET_KEY),
+      },
+      timeoutMs: timeoutMs(server.spec),
+      signal,
+      dispatcher: this.#o.dispatcher,
+    });
+  }
+
   /** A Secret's data, read now; a missing Secret is `code` ("does not exist"). */
   async #secretData(
     namespace: string,
     name: string,
-    code: 'MCPOP_DISCOVERY_TOKEN_SECRET' | 'MCPOP_DISCOVERY_AUTH_SECRET',
+    code: 'MCPOP_DISCOVERY_TOKEN_SECRET' | 'MCPOP_DISCOVERY_AUTH_SECRET' | 'MCPOP_DISCOVERY_OAUTH',
     signal: AbortSignal,
   ): Promise<Record<string, string> | undefined> {
     try {
@@ -178,8 +218,15 @@ export class DiscoveryRunner {
       });
       return body.data;
     } catch (error) {
-      if (isNotFound(error)) throw operatorError(code, `${namespace}/${name}`, 'does not exist');
-      throw error;
+      if (!isNotFound(error)) throw error;
+      const secret = `${namespace}/${name}`;
+      if (code === 'MCPOP_DISCOVERY_OAUTH')
+        throw operatorError(
+          code,
+          'client',
+          `Secret ${secret} (spec.oauth.discovery.secretRef) does not exist`,
+        );
+      throw operatorError(code, secret, 'does not exist');
     }
   }
 

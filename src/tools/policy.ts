@@ -1,6 +1,6 @@
 /**
  * The enforcement policy of a stdio server under `driftPolicy: Enforce`, as a file: the tools
- * approved by digest and the allowlist. Render writes it (src/controller/render/policy.ts), the
+ * approved by digest, the allowlist, and the OAuth scopes each tool needs. Render writes it (src/controller/render/policy.ts), the
  * bridge reads it and screens tools/list and tools/call by it (src/bridge/policy.ts).
  */
 
@@ -29,6 +29,12 @@ export const PolicySchema = Type.Object(
     allow: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), {
         description: 'Tool names agents may see and call. Absent: every (approved) tool.',
+      }),
+    ),
+    toolScopes: Type.Optional(
+      Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 })), {
+        description:
+          'OAuth scopes a caller needs to see and call a tool, by tool name. Absent: no tool needs one.',
       }),
     ),
   },

@@ -24,6 +24,15 @@ const STDIO = { image: 'node:24-slim', transport: 'stdio', command: ['npx', '-y'
 const HTTP = { image: 'ghcr.io/example/weather:2', transport: 'streamable-http', port: 3000 };
 const URL_SERVER = { url: 'https://mcp.example.com/mcp' };
 const DIGEST = `sha256:${'0'.repeat(64)}`;
+const OAUTH = {
+  issuer: 'https://auth.example.com',
+  resource: 'https://mcp.example.com/mcp',
+  discovery: { secretRef: { name: 'discovery-client' } },
+};
+const ENFORCED = {
+  driftPolicy: 'Enforce',
+  approved: { tools: [{ name: 'echo', digest: DIGEST }] },
+};
 
 type Spec = Record<string, unknown>;
 
@@ -69,6 +78,56 @@ const stdio = (extra: Spec) => ({ ...STDIO, ...extra });
 const tools = (value: Spec) => stdio({ tools: value });
 
 const CASES: [string, Spec, string[]][] = [
+  // oauth
+  [
+    'oauth beside a bearer token',
+    stdio({ auth: { secretRef: { name: 'token' } }, oauth: OAUTH }),
+    [
+      'spec.oauth: Forbidden: spec.auth and spec.oauth exclude each other: both are presented in the Authorization header',
+    ],
+  ],
+  [
+    'oauth on a streamable-http server',
+    { ...HTTP, oauth: OAUTH },
+    [
+      'spec.oauth: Invalid value: spec.oauth on a deployed server needs transport stdio: the bridge validates the tokens',
+    ],
+  ],
+  [
+    'tool scopes without Enforce',
+    stdio({ oauth: { ...OAUTH, toolScopes: { echo: ['echo:use'] } } }),
+    [
+      'spec.oauth.toolScopes: Invalid value: spec.oauth.toolScopes needs spec.tools.driftPolicy Enforce: the bridge enforces them with the approved tools',
+    ],
+  ],
+  [
+    'an issuer that is not an http(s) URL',
+    stdio({ oauth: { ...OAUTH, issuer: 'ftp://auth.example.com' } }),
+    [
+      'spec.oauth.issuer: Invalid value: "ftp://auth.example.com": spec.oauth.issuer must be an absolute http:// or https:// URL without a fragment',
+    ],
+  ],
+  [
+    'a resource with a fragment',
+    stdio({ oauth: { ...OAUTH, resource: 'https://mcp.example.com/mcp#x' } }),
+    [
+      'spec.oauth.resource: Invalid value: "https://mcp.example.com/mcp#x": spec.oauth.resource must be an absolute http:// or https:// URL without a fragment',
+    ],
+  ],
+  [
+    'a clock skew over 5m',
+    stdio({ oauth: { ...OAUTH, clockSkew: '10m' } }),
+    [
+      'spec.oauth.clockSkew: Invalid value: "10m": spec.oauth.clockSkew must be a duration such as 30s, 5m or 1h30m, from 0s to 5m',
+    ],
+  ],
+  [
+    'bridge scopes on a url server',
+    { ...URL_SERVER, oauth: { ...OAUTH, scopes: ['mcp:tools'] } },
+    [
+      "spec.oauth.scopes: Forbidden: spec.oauth.scopes does not apply to a url server: only discovery's token is configured for it",
+    ],
+  ],
   // image / url / transport
   [
     'neither image nor url',
@@ -518,6 +577,14 @@ describe('the API server accepts valid MCPServers', () => {
       { ...HTTP, port: 8099, bridge: { enabled: false } },
     ],
     ['a minimal url server', URL_SERVER],
+    [
+      'an enforced stdio server with OAuth and tool scopes',
+      stdio({
+        oauth: { ...OAUTH, scopes: ['mcp:tools'], toolScopes: { echo: ['echo:use'] } },
+        tools: ENFORCED,
+      }),
+    ],
+    ['a url server behind OAuth', { ...URL_SERVER, oauth: OAUTH }],
     // Both session modes scale out: a session stays on its pod, the bridges route to it.
     ['a stdio server with three replicas', stdio({ replicas: 3 })],
     [

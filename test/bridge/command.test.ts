@@ -61,6 +61,34 @@ describe('bridge flags', () => {
     );
   });
 
+  it('reads the OAuth flags, refusing incomplete or conflicting ones by name', () => {
+    const oauth = [
+      '--oauth-issuer',
+      'https://auth.example.com',
+      '--oauth-resource',
+      'https://mcp.example.com/mcp',
+    ];
+    const parse = (flags: string[]) => parseBridgeArgs([...flags, '--', 'x'], {}).oauth;
+    expect(parse([...oauth, '--oauth-scopes', 'mcp:tools, files:read'])).toEqual({
+      issuer: 'https://auth.example.com',
+      resource: 'https://mcp.example.com/mcp',
+      scopes: ['mcp:tools', 'files:read'],
+      clockSkewSeconds: 30,
+    });
+    expect(parse([])).toBeUndefined();
+    const refuse = (flags: string[]) => () => parse(flags);
+    expect(refuse(oauth.slice(0, 2))).toThrow('--oauth-issuer and --oauth-resource go together');
+    expect(refuse(['--oauth-scopes', 'a'])).toThrow('--oauth-scopes needs --oauth-issuer');
+    expect(refuse([...oauth, '--auth-token-file', '/t'])).toThrow(/exclude each other/);
+    expect(refuse([...oauth.slice(0, 3), 'https://mcp.example.com/mcp#frag'])).toThrow(
+      /invalid value for --oauth-resource: .* without a fragment/,
+    );
+    expect(refuse([...oauth, '--oauth-clock-skew', '10m'])).toThrow(
+      "invalid value for --oauth-clock-skew: '10m' is not a duration from 0s to 5m",
+    );
+    expect(parse([...oauth, '--oauth-clock-skew', '0s'])?.clockSkewSeconds).toBe(0);
+  });
+
   it('takes the server command after --', () => {
     const options = parseBridgeArgs(
       ['--listen', '127.0.0.1:9000', '--', 'npx', '-y', 'server', '--flag'],

@@ -49,6 +49,8 @@ export const DiscoveredReason = {
   AuthSecretMissing: 'AuthSecretMissing',
   /** The server refused the bearer token (HTTP 401 or 403). */
   Unauthorized: 'Unauthorized',
+  /** Discovery could not get its OAuth access token; the message names issuer, client, audience or scope. */
+  OAuthTokenFailed: 'OAuthTokenFailed',
   /** The server did not answer within spec.discovery.timeout. */
   TimedOut: 'TimedOut',
   /** The URL resolves to an address the operator's discovery egress policy denies. */

@@ -18,12 +18,14 @@ import { Duration, StringEnum, type CelRule } from '../schema.ts';
 import { DEFAULTS } from './defaults.ts';
 import { ContainerSecurityContext, Pod } from './pod.ts';
 import { MCPServerStatus } from './status.ts';
+import { OAuth, oauthRules } from './oauth.ts';
 import { CONFIG_KEY_MAX, Tools } from './tools.ts';
 
 // One import for users of the API: the parts live in their own files.
 export * from './defaults.ts';
 export * from './status.ts';
 export * from './tools.ts';
+export * from './oauth.ts';
 
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${API_GROUP}/${VERSION}`;
@@ -238,6 +240,7 @@ const specRules: CelRule[] = [
     fieldPath: '.tools.driftPolicy',
   },
   ...DEPLOYMENT_FIELDS.map(notWithUrl),
+  ...oauthRules,
 ];
 
 export const MCPServerSpec = Type.Object(
@@ -325,6 +328,7 @@ export const MCPServerSpec = Type.Object(
     securityContext: Type.Optional(ContainerSecurityContext),
     bridge: Type.Optional(Bridge),
     auth: Type.Optional(Auth),
+    oauth: Type.Optional(OAuth),
     discovery: Type.Optional(Discovery),
     tools: Type.Optional(Tools),
   },

@@ -37,6 +37,7 @@ import {
 } from './options.ts';
 import { POLICY_KEY, POLICY_FILE, POLICY_MOUNT_PATH } from './policy.ts';
 import { hasBridge, isEnforced, needsDiscoveryToken } from '../../api/v1alpha1/spec.ts';
+import { oauthBridgeSettings, oauthBridgeVolumes } from './oauth.ts';
 
 /** The name of the MCP port on containers and the Service. */
 export const MCP_PORT_NAME = 'mcp';
@@ -191,6 +192,7 @@ export function bridgeSettings(server: StoredMCPServer, source: BridgeSource): B
     idleTimeout: bridge.idleTimeout,
     requestTimeout: bridge.requestTimeout,
     ...(server.spec.auth === undefined ? {} : { authTokenFile: `${AUTH_MOUNT_PATH}/${AUTH_FILE}` }),
+    ...oauthBridgeSettings(server),
     ...(isEnforced(server) ? { policyFile: POLICY_FILE } : {}),
     ...(needsDiscoveryToken(server)
       ? { discoveryTokenFile: `${DISCOVERY_MOUNT_PATH}/${DISCOVERY_TOKEN_KEY}` }
@@ -247,6 +249,7 @@ function bridgeOnlyVolumes(server: StoredMCPServer): { volume: V1Volume; mount: 
       mount: { name: DISCOVERY_VOLUME, mountPath: DISCOVERY_MOUNT_PATH, readOnly: true },
     });
   }
+  parts.push(...oauthBridgeVolumes(server, SECRET_FILE_MODE));
   return parts;
 }
 

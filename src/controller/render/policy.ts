@@ -1,6 +1,6 @@
 /**
  * The enforcement policy of a stdio server under `driftPolicy: Enforce` (issue 5): the approved
- * tools by digest and the allowlist, in a ConfigMap mounted into the bridge. The kubelet
+ * tools by digest, the allowlist and the OAuth scopes of each tool, in a ConfigMap mounted into the bridge. The kubelet
  * updates a mounted ConfigMap in place, so a new approval reaches running bridges without a
  * restart; that is also why the policy is not part of the pod template checksum.
  */
@@ -44,7 +44,12 @@ export function bridgePolicy(
   }));
   approved.sort((a, b) => compareNames(a.name, b.name));
   const allow = tools?.allow;
-  return allow === undefined || allow.length === 0 ? { approved } : { approved, allow };
+  const toolScopes = server.spec.oauth?.toolScopes;
+  return {
+    approved,
+    ...(allow === undefined || allow.length === 0 ? {} : { allow }),
+    ...(toolScopes === undefined ? {} : { toolScopes }),
+  };
 }
 
 export function policyConfigMap(

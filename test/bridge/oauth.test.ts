@@ -1,0 +1,333 @@
+/**
+ * The bridge as an OAuth 2.1 resource server (2025-11-25 basic/authorization), in front of the
+ * real memory server, with tokens from a real authorization server (oidc-provider,
+ * test/oauth/authorization-server.ts) and the official SDK's client-credentials support.
+ */
+
+import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createHmac, createPublicKey } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OAuthOptions } from '../../src/bridge/oauth-setup.ts';
+import type { RunningBridge } from '../../src/bridge/server.ts';
+import { AuthorizationServer, freePort, type TestClient } from '../oauth/authorization-server.ts';
+import { INITIALIZE, post, SERVERS, startTestBridge, tempDir, toolCall } from './harness.ts';
+
+const REQUIRED = 'mcp:tools';
+const TOOL_SCOPES = { create_entities: ['memory:write'], read_graph: ['memory:read'] };
+const OTHER_SERVER = 'http://other-server.example/mcp';
+
+const CLIENTS = {
+  writer: {
+    id: 'writer',
+    secret: 'writer-secret',
+    scopes: [REQUIRED, 'memory:read', 'memory:write'],
+  },
+  reader: { id: 'reader', secret: 'reader-secret', scopes: [REQUIRED, 'memory:read'] },
+  /** Holds the tool scopes, not the one every request needs. */
+  partial: { id: 'partial', secret: 'partial-secret', scopes: ['memory:read'] },
+  shortLived: { id: 'short', secret: 'short-secret', scopes: [REQUIRED], ttlSeconds: 5 },
+  bridge: { id: 'bridge', secret: 'bridge-secret', scopes: [] },
+} satisfies Record<string, TestClient>;
+
+const ports = { jwt: 0, opaque: 0 };
+const resourceOf = (port: number) => `http://127.0.0.1:${port}/mcp`;
+let as: AuthorizationServer;
+let impostor: AuthorizationServer;
+
+beforeAll(async () => {
+  ports.jwt = await freePort();
+  ports.opaque = await freePort();
+  const resources = [
+    { uri: resourceOf(ports.jwt), scopes: [REQUIRED, 'memory:read', 'memory:write'] },
+    { uri: resourceOf(ports.opaque), scopes: [REQUIRED], format: 'opaque' as const },
+    { uri: OTHER_SERVER, scopes: [REQUIRED, 'memory:read', 'memory:write'] },
+  ];
+  as = await AuthorizationServer.start({
+    host: '127.0.0.1',
+    clients: Object.values(CLIENTS),
+    resources,
+  });
+  // Another issuer holding the real issuer's keys: only the `iss` check stops its tokens.
+  impostor = await AuthorizationServer.start({
+    host: '127.0.0.1',
+    clients: Object.values(CLIENTS),
+    resources,
+    keys: as.keys,
+  });
+});
+
+afterAll(async () => {
+  await Promise.all([as?.close(), impostor?.close()]);
+});
+
+async function startOAuthBridge(oauth: Partial<OAuthOptions> = {}): Promise<RunningBridge> {
+  const dir = await tempDir('oauth-policy');
+  const policyFile = join(dir, 'policy.json');
+  await writeFile(policyFile, JSON.stringify({ toolScopes: TOOL_SCOPES }));
+  return startTestBridge({
+    port: ports.jwt,
+    command: SERVERS.memory,
+    policyFile,
+    oauth: {
+      issuer: as.issuer,
+      resource: resourceOf(ports.jwt),
+      scopes: [REQUIRED],
+      clockSkewSeconds: 0,
+      jwksCooldownMs: 200,
+      timeoutMs: 1_000,
+      ...oauth,
+    },
+  });
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** The parameters of a `WWW-Authenticate: Bearer …` challenge. */
+function challenge(response: Response): Record<string, string> {
+  const value = response.headers.get('www-authenticate') ?? '';
+  expect(value).toMatch(/^Bearer /);
+  return Object.fromEntries(
+    [...value.matchAll(/(\w+)="([^"]*)"/g)].map((m): [string, string] => [m[1]!, m[2]!]),
+  );
+}
+
+async function sdkClient(url: string, client: TestClient): Promise<Client> {
+  const mcp = new Client({ name: 'oauth-test', version: '1.0.0' });
+  const authProvider = new ClientCredentialsProvider({
+    clientId: client.id,
+    clientSecret: client.secret,
+    scope: client.scopes.join(' '),
+    expectedIssuer: as.issuer,
+  });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider }));
+  return mcp;
+}
+
+const toolNames = async (client: Client) =>
+  (await client.listTools()).tools.map((tool) => tool.name).sort();
+
+describe('an unauthenticated client', () => {
+  it('gets 401 naming the metadata, and the metadata names the issuer and scopes', async () => {
+    const bridge = await startOAuthBridge();
+    const response = await post(bridge.url, INITIALIZE);
+    expect(response.status).toBe(401);
+    const params = challenge(response);
+    expect(params.resource_metadata).toBe(
+      `http://127.0.0.1:${ports.jwt}/.well-known/oauth-protected-resource/mcp`,
+    );
+    expect(params.scope).toBe(REQUIRED);
+    expect(params.error).toBeUndefined();
+
+    const metadata = await fetch(params.resource_metadata!);
+    expect(metadata.status).toBe(200);
+    expect(await metadata.json()).toEqual({
+      resource: resourceOf(ports.jwt),
+      authorization_servers: [as.issuer],
+      scopes_supported: [REQUIRED, 'memory:write', 'memory:read'],
+      bearer_methods_supported: ['header'],
+    });
+    const root = await fetch(`http://127.0.0.1:${ports.jwt}/.well-known/oauth-protected-resource`);
+    expect(root.status).toBe(200);
+  });
+});
+
+describe('a client that logs in with the SDK (client credentials)', () => {
+  it('sees and calls exactly the tools its scopes allow', async () => {
+    const bridge = await startOAuthBridge();
+    const writer = await sdkClient(bridge.url, CLIENTS.writer);
+    const reader = await sdkClient(bridge.url, CLIENTS.reader);
+    const writerTools = await toolNames(writer);
+    const readerTools = await toolNames(reader);
+    expect(writerTools).toContain('create_entities');
+    expect(writerTools).toContain('read_graph');
+    expect(readerTools).toContain('read_graph');
+    expect(readerTools).not.toContain('create_entities');
+    // Tools without scopes of their own are shown to both.
+    expect(writerTools.filter((name) => name !== 'create_entities')).toEqual(readerTools);
+
+    const created = await writer.callTool({
+      name: 'create_entities',
+      arguments: { entities: [{ name: 'ada', entityType: 'person', observations: [] }] },
+    });
+    expect(created.isError).toBeFalsy();
+    const graph = await reader.callTool({ name: 'read_graph', arguments: {} });
+    expect(JSON.stringify(graph)).toContain('ada');
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('refuses a call outside the scopes with 403 insufficient_scope naming the scope', async () => {
+    const bridge = await startOAuthBridge();
+    const token = await as.token(CLIENTS.reader, resourceOf(ports.jwt), CLIENTS.reader.scopes);
+    const response = await post(
+      bridge.url,
+      toolCall(1, 'create_entities', { entities: [] }),
+      bearer(token),
+    );
+    expect(response.status).toBe(403);
+    const params = challenge(response);
+    expect(params.error).toBe('insufficient_scope');
+    expect(params.scope).toBe(`${REQUIRED} memory:write`);
+    expect(params.error_description).toContain('memory:write');
+    expect(params.resource_metadata).toContain('/.well-known/oauth-protected-resource');
+  });
+
+  it('refuses a token without the scope every request needs with 403', async () => {
+    const bridge = await startOAuthBridge();
+    const token = await as.token(CLIENTS.partial, resourceOf(ports.jwt), CLIENTS.partial.scopes);
+    const response = await post(bridge.url, INITIALIZE, bearer(token));
+    expect(response.status).toBe(403);
+    const params = challenge(response);
+    expect(params.error).toBe('insufficient_scope');
+    expect(params.scope).toBe(REQUIRED);
+  });
+});
+
+/** The parts of a real token, to forge variants of it. */
+function parts(token: string) {
+  const [header, payload] = token.split('.') as [string, string, string];
+  const decode = (part: string) =>
+    JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+  return { header: decode(header), payload: decode(payload), rawPayload: payload };
+}
+const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('hostile tokens are refused with 401 invalid_token', () => {
+  async function expectRefused(bridge: RunningBridge, token: string, reason: RegExp) {
+    const response = await post(bridge.url, INITIALIZE, bearer(token));
+    expect(response.status).toBe(401);
+    const params = challenge(response);
+    expect(params.error).toBe('invalid_token');
+    expect(params.error_description).toMatch(reason);
+  }
+
+  it('an expired token', async () => {
+    const bridge = await startOAuthBridge();
+    const token = await as.token(CLIENTS.shortLived, resourceOf(ports.jwt), [REQUIRED]);
+    expect((await post(bridge.url, INITIALIZE, bearer(token))).status).toBe(200);
+    const expiresAt = (parts(token).payload.exp as number) * 1000;
+    await new Promise((resolve) => setTimeout(resolve, expiresAt - Date.now() + 1_000));
+    await expectRefused(bridge, token, /expired/);
+  });
+
+  it('a token minted for another MCP server (confused deputy)', async () => {
+    const bridge = await startOAuthBridge();
+    const token = await as.token(CLIENTS.writer, OTHER_SERVER, CLIENTS.writer.scopes);
+    await expectRefused(bridge, token, /not meant for this resource/);
+  });
+
+  it('a token of another issuer signed with the same keys', async () => {
+    const bridge = await startOAuthBridge();
+    const token = await impostor.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]);
+    await expectRefused(bridge, token, /not issued by/);
+  });
+
+  it('alg none', async () => {
+    const bridge = await startOAuthBridge();
+    const real = parts(await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]));
+    const unsigned = `${encode({ ...real.header, alg: 'none' })}.${real.rawPayload}.`;
+    await expectRefused(bridge, unsigned, /asymmetric|not a valid JWT/);
+  });
+
+  it('HS256 "signed" with the issuer public key', async () => {
+    const bridge = await startOAuthBridge();
+    const real = parts(await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]));
+    const jwks = (await (await fetch(`${as.issuer}/jwks`)).json()) as { keys: object[] };
+    const publicPem = createPublicKey({ key: jwks.keys[0]!, format: 'jwk' } as never)
+      .export({ type: 'spki', format: 'pem' })
+      .toString();
+    for (const secret of [publicPem, JSON.stringify(jwks.keys[0])]) {
+      const signingInput = `${encode({ ...real.header, alg: 'HS256' })}.${real.rawPayload}`;
+      const mac = createHmac('sha256', secret).update(signingInput).digest('base64url');
+      await expectRefused(bridge, `${signingInput}.${mac}`, /asymmetric/);
+    }
+  });
+
+  it('a 1 MB token, and the bridge goes on serving', async () => {
+    const bridge = await startOAuthBridge();
+    const huge = await post(bridge.url, INITIALIZE, bearer('a'.repeat(1024 * 1024)));
+    expect(huge.status).toBe(431);
+    // Under node's header limit, over the bridge's own: refused unparsed.
+    await expectRefused(bridge, 'a.b.' + 'c'.repeat(10_000), /longer than/);
+    const token = await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]);
+    expect((await post(bridge.url, INITIALIZE, bearer(token))).status).toBe(200);
+  });
+});
+
+describe('the issuer keys', () => {
+  it('rotate mid-run: a token signed with the new key is accepted after one refetch', async () => {
+    const bridge = await startOAuthBridge();
+    const before = await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]);
+    expect((await post(bridge.url, INITIALIZE, bearer(before))).status).toBe(200);
+    const fetched = as.jwksRequests;
+    as.rotateKeys();
+    const after = await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]);
+    expect(parts(after).header.kid).not.toBe(parts(before).header.kid);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // past the refetch cooldown
+    expect((await post(bridge.url, INITIALIZE, bearer(after))).status).toBe(200);
+    expect(as.jwksRequests).toBe(fetched + 1);
+  });
+
+  it('are not refetched for every made-up kid: one refetch per cooldown at most', async () => {
+    const bridge = await startOAuthBridge({ jwksCooldownMs: 60_000 });
+    const token = await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]);
+    expect((await post(bridge.url, INITIALIZE, bearer(token))).status).toBe(200);
+    const fetched = as.jwksRequests;
+    const real = parts(token);
+    const forged = Array.from(
+      { length: 20 },
+      (_, i) => `${encode({ ...real.header, kid: `made-up-${i}` })}.${real.rawPayload}.x`,
+    );
+    const refused = await Promise.all(
+      forged.map((jwt) => post(bridge.url, INITIALIZE, bearer(jwt))),
+    );
+    expect(new Set(refused.map((response) => response.status))).toEqual(new Set([401]));
+    expect(as.jwksRequests).toBeLessThanOrEqual(fetched + 1);
+  });
+
+  it('a JWKS endpoint that hangs costs 503 within the bound, and nothing else', async () => {
+    as.hangJwks = true;
+    try {
+      const bridge = await startOAuthBridge({ timeoutMs: 1_000 });
+      const token = await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]);
+      const started = Date.now();
+      const pending = post(bridge.url, INITIALIZE, bearer(token));
+      const health = await fetch(bridge.url.replace('/mcp', '/healthz'));
+      expect(health.status).toBe(200);
+      const response = await pending;
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      as.hangJwks = false;
+    }
+  });
+});
+
+describe('opaque tokens by introspection (RFC 7662)', () => {
+  it('accepts an active token for this resource and refuses one for another', async () => {
+    const dir = await tempDir('oauth-introspection');
+    await writeFile(join(dir, 'client-id'), CLIENTS.bridge.id);
+    await writeFile(join(dir, 'client-secret'), CLIENTS.bridge.secret);
+    const bridge = await startTestBridge({
+      port: ports.opaque,
+      command: SERVERS.memory,
+      oauth: {
+        issuer: as.issuer,
+        resource: resourceOf(ports.opaque),
+        scopes: [REQUIRED],
+        clockSkewSeconds: 0,
+        introspectionDir: dir,
+      },
+    });
+    const token = await as.token(CLIENTS.writer, resourceOf(ports.opaque), [REQUIRED]);
+    expect(token.split('.')).toHaveLength(1);
+    expect((await post(bridge.url, INITIALIZE, bearer(token))).status).toBe(200);
+    const unknown = await post(bridge.url, INITIALIZE, bearer('not-a-token-the-issuer-made'));
+    expect(unknown.status).toBe(401);
+    expect(challenge(unknown).error_description).toMatch(/not active/);
+  });
+});
