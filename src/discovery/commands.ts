@@ -15,6 +15,7 @@
  * approved is exactly what discovery last saw.
  */
 
+import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { dump } from 'js-yaml';
 import { KIND } from '../api/names.ts';
@@ -68,21 +69,29 @@ function printed(value: unknown, output: Output | undefined): string {
     : dump(value, { lineWidth: -1, noRefs: true });
 }
 
+/**
+ * How the user runs these commands, for usage and error lines: kubectl runs the plugin as an
+ * executable named kubectl-mcp, and the user typed `kubectl mcp`.
+ */
+const PROGRAM = basename(process.argv[1] ?? '').startsWith('kubectl-mcp')
+  ? 'kubectl mcp'
+  : 'mcp-operator';
+
 const TARGET = '[-n namespace] [--context name] [--kubeconfig file]';
 
 const USAGE = {
-  approve: `Usage: mcp-operator approve <name> ${TARGET} [--digests] [--apply] [-o yaml|json]
+  approve: `Usage: ${PROGRAM} approve <name> ${TARGET} [--digests] [--apply] [-o yaml|json]
 
 Prints the MCPServer's current snapshot as its spec.tools.approved block (YAML, or JSON with
 -o json), with full definitions, or with --digests as digests and field digests, and what ran
 (provenance). --apply patches it in instead.
 `,
-  diff: `Usage: mcp-operator diff <name> ${TARGET}
+  diff: `Usage: ${PROGRAM} diff <name> ${TARGET}
 
 Shows how the MCPServer's tools differ from spec.tools.approved. Exit code 0: no drift,
 1: drift, 2: an error.
 `,
-  status: `Usage: mcp-operator status <name> ${TARGET} [-o yaml|json]
+  status: `Usage: ${PROGRAM} status <name> ${TARGET} [-o yaml|json]
 
 Shows the MCPServer's conditions, tools, drift and provenance; -o prints its status as is.
 `,
@@ -99,9 +108,7 @@ function parsed<T>(command: keyof typeof USAGE, parse: () => T): T | number {
   try {
     return parse();
   } catch (error) {
-    process.stderr.write(
-      `mcp-operator ${command}: ${(error as Error).message}\n\n${USAGE[command]}`,
-    );
+    process.stderr.write(`${PROGRAM} ${command}: ${(error as Error).message}\n\n${USAGE[command]}`);
     return 2;
   }
 }
@@ -140,7 +147,7 @@ async function openServer(
     return 0;
   }
   if (positionals.length !== 1) {
-    process.stderr.write(`mcp-operator ${command}: give one MCPServer name\n\n${USAGE[command]}`);
+    process.stderr.write(`${PROGRAM} ${command}: give one MCPServer name\n\n${USAGE[command]}`);
     return 2;
   }
   const config = await loadClientConfig({
@@ -200,7 +207,7 @@ function command(name: keyof typeof USAGE, body: (argv: string[]) => Promise<num
       return await body(argv);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`mcp-operator ${name}: ${message}\n`);
+      process.stderr.write(`${PROGRAM} ${name}: ${message}\n`);
       return 2;
     }
   };
@@ -296,7 +303,7 @@ function heading(server: StoredMCPServer, snapshot: Snapshot): string {
   const info = snapshot.serverInfo;
   const found = server.status?.discovery?.lastSuccessTime;
   return [
-    `mcp-operator approve ${name} -n ${namespace}: ${snapshot.tools.length} tools${leftOut(snapshot, ', ')}`,
+    `${PROGRAM} approve ${name} -n ${namespace}: ${snapshot.tools.length} tools${leftOut(snapshot, ', ')}`,
     `snapshot ${snapshot.digest}${found === undefined ? '' : `, discovered by ${found}`}`,
     ...(info === undefined ? [] : [`server ${info.name} ${info.version}`]),
   ].join('\n');
@@ -311,7 +318,7 @@ function leftOut(snapshot: Snapshot, separator: string): string {
   const count = invalidNames(snapshot);
   return count === 0
     ? ''
-    : `${separator}left out ${count} whose names break MCP's tool-name rules (see mcp-operator diff)`;
+    : `${separator}left out ${count} whose names break MCP's tool-name rules (see ${PROGRAM} diff)`;
 }
 
 export const diffCommand = command('diff', async (argv) => {
@@ -325,7 +332,7 @@ export const diffCommand = command('diff', async (argv) => {
   try {
     const baseline = await readBaseline(client, server);
     if (baseline.kind === 'invalid') {
-      process.stderr.write(`mcp-operator diff: ${baseline.message}\n`);
+      process.stderr.write(`${PROGRAM} diff: ${baseline.message}\n`);
       return 2;
     }
     const { namespace, name } = server.metadata;
@@ -387,7 +394,7 @@ function statusText(server: StoredMCPServer): string {
     ...(drift === undefined
       ? []
       : [
-          `  drift: ${drift.added?.length ?? 0} added, ${drift.removed?.length ?? 0} removed, ${drift.changed?.length ?? 0} changed (\`mcp-operator diff ${name} -n ${namespace}\` shows them)`,
+          `  drift: ${drift.added?.length ?? 0} added, ${drift.removed?.length ?? 0} removed, ${drift.changed?.length ?? 0} changed (\`${PROGRAM} diff ${name} -n ${namespace}\` shows them)`,
         ]),
     ...(provenance?.imageDigests === undefined
       ? []

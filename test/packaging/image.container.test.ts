@@ -61,6 +61,16 @@ describe('the image', () => {
     },
   );
 
+  it.each([['approve'], ['diff'], ['status']])(
+    'the kubectl plugin on PATH (`kubectl-mcp %s --help`) runs the built plugin with what the image keeps',
+    async (command) => {
+      const { exitCode, output } = await exec(['kubectl-mcp', command, '--help']);
+      expect(output).toMatch(/^Usage: kubectl mcp /);
+      expect(output).toContain(command);
+      expect(exitCode).toBe(0);
+    },
+  );
+
   it('says how to get @kubernetes/client-node for the one command that needs it', async () => {
     const { exitCode, output } = await exec(['mcp-operator', 'dev']);
     expect(output).toContain(
