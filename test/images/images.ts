@@ -108,6 +108,46 @@ async function buildWithTestcontainers(name: string, inputs: string): Promise<vo
   }
 }
 
+/** How long an operator image of other sources is kept: another checkout may still test it. */
+const KEEP_OTHER_OPERATOR_IMAGES_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The operator images in `listed` (lines of `name|CreatedAt` from `docker images`) that other
+ * sources tagged (same version, other inputs) more than a day before `now`.
+ */
+export function staleOperatorImages(listed: string, current: string, now: number): string[] {
+  const sameVersion = current.slice(0, current.lastIndexOf('-') + 1);
+  const cutoff = now - KEEP_OTHER_OPERATOR_IMAGES_MS;
+  return listed
+    .split('\n')
+    .map((line) => line.split('|'))
+    .filter(([name]) => name !== current && name?.startsWith(sameVersion) === true)
+    .filter(([, created]) => created !== undefined && createdAt(created) < cutoff)
+    .map(([name]) => name!);
+}
+
+/** Docker's CreatedAt, "2026-12-01 14:35:07 +0000 UTC": the zone name after the offset is noise. */
+function createdAt(text: string): number {
+  return Date.parse(text.replace(/ [A-Z]+$/, ''));
+}
+
+/**
+ * Removes operator images of other sources built more than a day ago: every edit of the sources
+ * tags a new image, and without this they pile up in the engine, 150 MB each. An image that a
+ * container still uses stays (no --force).
+ */
+async function pruneOperatorImages(current: string, log: Log): Promise<void> {
+  const repository = current.slice(0, current.lastIndexOf(':'));
+  const format = '{{.Repository}}:{{.Tag}}|{{.CreatedAt}}';
+  const listed = await docker(['images', '--format', format, repository]);
+  for (const name of staleOperatorImages(listed, current, Date.now())) {
+    await docker(['rmi', name]).then(
+      () => log(`removed ${name}, built more than a day ago from other sources`),
+      () => log(`kept ${name}: a container still uses it`),
+    );
+  }
+}
+
 const print: Log = (line) => process.stderr.write(`[images] ${line}\n`);
 
 /** Builds what is missing or out of date; the Docker engine must be running (ensureDocker). */
@@ -151,6 +191,7 @@ export async function ensureImages(log: Log = print): Promise<Images> {
   );
   const operator = await operatorRecipe([debianId, nodeId]);
   await ensureImage(operator, log);
+  await pruneOperatorImages(operator.name, log);
   return {
     operator: operator.name,
     bases: { debian: DEBIAN_IMAGE, node: NODE_IMAGE, uv: UV_IMAGE },
