@@ -87,10 +87,10 @@ const CASES: [string, Spec, string[]][] = [
     ],
   ],
   [
-    'oauth on a streamable-http server',
-    { ...HTTP, oauth: OAUTH },
+    'oauth on a server without the bridge',
+    { ...HTTP, bridge: { enabled: false }, oauth: OAUTH },
     [
-      'spec.oauth: Invalid value: spec.oauth on a deployed server needs transport stdio: the bridge validates the tokens',
+      'spec.oauth: Invalid value: spec.oauth on a deployed server needs the bridge, which validates the tokens: spec.bridge.enabled must not be false',
     ],
   ],
   [
@@ -585,6 +585,7 @@ describe('the API server accepts valid MCPServers', () => {
       }),
     ],
     ['a url server behind OAuth', { ...URL_SERVER, oauth: OAUTH }],
+    ['a streamable-http server behind the bridge with OAuth', { ...HTTP, oauth: OAUTH }],
     // Both session modes scale out: a session stays on its pod, the bridges route to it.
     ['a stdio server with three replicas', stdio({ replicas: 3 })],
     [

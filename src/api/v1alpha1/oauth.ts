@@ -89,7 +89,7 @@ export const OAuth = Type.Object(
   },
   {
     description:
-      'OAuth 2.1 protection (MCP authorization, 2025-11-25): the bridge of a stdio server accepts only access tokens of the issuer for this resource; discovery of any server uses a client-credentials token. Excludes spec.auth.',
+      'OAuth 2.1 protection (MCP authorization, 2025-11-25): the bridge in front of the server accepts only access tokens of the issuer for this resource; discovery of any server uses a client-credentials token. Excludes spec.auth.',
   },
 );
 
@@ -103,9 +103,9 @@ export const oauthRules: CelRule[] = [
     reason: 'FieldValueForbidden',
   },
   {
-    rule: "!has(self.oauth) || !has(self.image) || (has(self.transport) && self.transport == 'stdio')",
+    rule: '!has(self.oauth) || !has(self.image) || !has(self.bridge) || !has(self.bridge.enabled) || self.bridge.enabled',
     message:
-      'spec.oauth on a deployed server needs transport stdio: the bridge validates the tokens',
+      'spec.oauth on a deployed server needs the bridge, which validates the tokens: spec.bridge.enabled must not be false',
     fieldPath: '.oauth',
   },
   {

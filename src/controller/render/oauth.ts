@@ -1,7 +1,8 @@
 /**
- * What `spec.oauth` adds to a stdio server's bridge: the --oauth-* flags, and the introspection
- * credentials as files only the bridge reads (re-read when the Secret changes, so not part of
- * the pod checksum). The per-tool scopes travel in the policy file (policy.ts).
+ * What `spec.oauth` adds to a server's bridge, stdio or proxy mode alike: the --oauth-* flags,
+ * and the introspection credentials as files only the bridge reads (re-read when the Secret
+ * changes, so not part of the pod checksum). The per-tool scopes travel in the policy file
+ * (policy.ts).
  */
 
 import type { V1Volume, V1VolumeMount } from '@kubernetes/client-node';

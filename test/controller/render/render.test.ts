@@ -1,4 +1,4 @@
-import type { V1Service, V1ServiceAccount } from '@kubernetes/client-node';
+import type { V1PodSpec, V1Service, V1ServiceAccount } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { BRIDGE_MOUNT_PATH, BRIDGE_VOLUME_NAME } from '../../../src/bridge/pod-contract.ts';
 import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
@@ -297,6 +297,41 @@ describe('render: streamable-http server behind the bridge (proxy mode)', () => 
     const command = containerOf(podSpecOf(enforced), 'bridge').command;
     expect(flag(command, '--policy-file')).toBeDefined();
     expect(flag(command, '--discovery-token-file')).toBeDefined();
+  });
+
+  it('gives the bridge the OAuth flags and the introspection Secret exactly as a stdio bridge', () => {
+    const oauth = {
+      issuer: 'https://auth.example.com',
+      resource: 'https://mcp.example.com/mcp',
+      scopes: ['mcp:tools', 'mcp:read'],
+      introspection: { secretRef: { name: 'introspection-client' } },
+      discovery: { secretRef: { name: 'discovery-client' } },
+    };
+    const oauthOf = (spec: V1PodSpec) => {
+      const command = containerOf(spec, 'bridge').command ?? [];
+      return {
+        flags: command.flatMap((arg, i) =>
+          arg.startsWith('--oauth-') ? [[arg, command[i + 1]]] : [],
+        ),
+        mounts: containerOf(spec, 'bridge').volumeMounts?.filter((m) => m.name.startsWith('oauth')),
+        volumes: spec.volumes?.filter((volume) => volume.name.startsWith('oauth')),
+      };
+    };
+    const pod = podSpecOf(streamableHttp({ oauth }));
+    const proxied = oauthOf(pod);
+    expect(proxied).toEqual(oauthOf(podSpecOf(stdio({ oauth }))));
+    expect(proxied.flags).toEqual([
+      ['--oauth-issuer', 'https://auth.example.com'],
+      ['--oauth-resource', 'https://mcp.example.com/mcp'],
+      ['--oauth-scopes', 'mcp:tools mcp:read'],
+      ['--oauth-clock-skew', '30s'],
+      ['--oauth-introspection-dir', '/var/run/secrets/mcp-operator/oauth-introspection'],
+    ]);
+    expect(proxied.volumes?.map((volume) => volume.secret?.secretName)).toEqual([
+      'introspection-client',
+    ]);
+    // The client credentials are the bridge's alone: the server container never mounts them.
+    expect(containerOf(pod, 'server').volumeMounts?.map((mount) => mount.name)).toEqual(['tmp']);
   });
 });
 
