@@ -11,24 +11,27 @@
  */
 
 import type { V1Deployment } from '@kubernetes/client-node';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
-import { SNAPSHOT_KEY } from '../../src/discovery/snapshot-configmap.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
 import { installCrd } from '../api/install-crd.ts';
-import { ON_REAL_NODE } from '../cluster/node.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
 import { cluster, startOperator } from '../controller/operator.ts';
-import { lastAttempt, requestDiscovery, waitForCondition } from '../discovery/operator.ts';
+import { waitForCondition } from '../discovery/operator.ts';
 import type { Manager } from '../../src/controller/manager.ts';
+import {
+  clusterIpOf,
+  connectAgent,
+  discoveryRun,
+  everythingHttpSpec,
+  EVERYTHING_HTTP_PORT,
+  POD_TIMEOUT_MS,
+  snapshotTools,
+  toolNames,
+} from './fixtures/everything-http.ts';
 
 const NAME = 'everything-http';
-const PORT = 3001;
-/** Pods start for real here: an image unpacks, node starts, the kubelet reports. */
-const POD_TIMEOUT_MS = 180_000;
 
 const kc = kubeConfig();
 const ns = useNamespace('proxy', kc);
@@ -38,51 +41,8 @@ const images = inject('images');
 const clusterIps = new Map<string, string>();
 let operator: Manager;
 
-async function clusterIp(): Promise<string> {
-  return waitFor('the Service', async () => {
-    const service = await k.core.readNamespacedService({ name: NAME, namespace: ns.name });
-    return service.spec?.clusterIP;
-  });
-}
-
-interface Agent {
-  client: Client;
-  /** Ends the session (DELETE), so that polling does not pile sessions up to the limit. */
-  close: () => Promise<void>;
-}
-
-/**
- * An SDK client through the Service, as an agent in the cluster would connect. It declares
- * elicitation and sampling, as discovery does: the everything server lists the tools that use
- * them only to clients that do.
- */
-async function agent(): Promise<Agent> {
-  const client = new Client(
-    { name: 'agent', version: '1.0.0' },
-    { capabilities: { elicitation: {}, sampling: {} } },
-  );
-  const url = new URL(`http://${clusterIps.get(NAME)!}:${PORT}/mcp`);
-  const transport = new StreamableHTTPClientTransport(url);
-  await client.connect(transport);
-  return {
-    client,
-    close: async () => {
-      await transport.terminateSession();
-      await client.close();
-    },
-  };
-}
-
-async function snapshotTools(): Promise<Tool[]> {
-  const configMap = await k.core.readNamespacedConfigMap({
-    name: `${NAME}-snapshot`,
-    namespace: ns.name,
-  });
-  const stored = JSON.parse(configMap.data?.[SNAPSHOT_KEY] ?? '') as {
-    tools: { definition: Tool }[];
-  };
-  return stored.tools.map((t) => t.definition);
-}
+const agent = () =>
+  connectAgent(new URL(`http://${clusterIps.get(NAME)!}:${EVERYTHING_HTTP_PORT}/mcp`));
 
 beforeAll(async () => {
   await installCrd(kc);
@@ -102,15 +62,8 @@ describe('a streamable-http server under Enforce, behind the bridge on the real 
   it(
     'runs behind the bridge and is discovered through it',
     async () => {
-      await k.create(NAME, {
-        image: images.servers.everything,
-        transport: 'streamable-http',
-        command: ['mcp-server-everything', 'streamableHttp'],
-        env: [{ name: 'PORT', value: String(PORT) }],
-        port: PORT,
-        pod: ON_REAL_NODE,
-      });
-      clusterIps.set(NAME, await clusterIp());
+      await k.create(NAME, everythingHttpSpec(images.servers.everything));
+      clusterIps.set(NAME, await clusterIpOf(k, ns.name, NAME));
       // The Service is applied before the Deployment.
       const deployment: V1Deployment = await waitFor('the Deployment', () =>
         k.apps.readNamespacedDeployment({ name: NAME, namespace: ns.name }),
@@ -121,12 +74,10 @@ describe('a streamable-http server under Enforce, behind the bridge on the real 
       ]);
       await waitForCondition(k, NAME, 'Ready', 'True', undefined, POD_TIMEOUT_MS);
       await waitForCondition(k, NAME, 'Discovered', 'True', undefined, POD_TIMEOUT_MS);
-      all = await snapshotTools();
+      all = await snapshotTools(k, ns.name, NAME);
       expect(all.map((t) => t.name)).toContain('get-env');
       const { client, close } = await agent();
-      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(
-        all.map((t) => t.name).sort(),
-      );
+      expect(toolNames((await client.listTools()).tools)).toEqual(toolNames(all));
       await close();
     },
     2 * POD_TIMEOUT_MS,
@@ -146,7 +97,7 @@ describe('a streamable-http server under Enforce, behind the bridge on the real 
         'the enforcing bridge to serve the Service',
         async () => {
           const candidate = await agent();
-          const names = (await candidate.client.listTools()).tools.map((t) => t.name).sort();
+          const names = toolNames((await candidate.client.listTools()).tools);
           if (names.join() === visible.join()) return candidate;
           await candidate.close();
           return undefined;
@@ -164,17 +115,9 @@ describe('a streamable-http server under Enforce, behind the bridge on the real 
       ).toContain('gated');
       await close();
 
-      const key = `${ns.name}/${NAME}`;
-      const before = (await lastAttempt(operator.url, key)) ?? 0;
-      await requestDiscovery(k, NAME, 'after-enforce');
-      await waitFor('a discovery run through the enforcing bridge', async () => {
-        const at = await lastAttempt(operator.url, key);
-        return at !== undefined && at > before;
-      });
+      await discoveryRun(k, operator.url, ns.name, NAME, 'after-enforce');
       const server = await waitForCondition(k, NAME, 'Drifted', 'True', 'ToolsChanged');
-      expect(server.status?.discovery?.tools?.map((t) => t.name).sort()).toEqual(
-        all.map((t) => t.name).sort(),
-      );
+      expect(toolNames(server.status?.discovery?.tools ?? [])).toEqual(toolNames(all));
       expect(server.status?.drift?.added).toEqual(['get-env']);
     },
     3 * POD_TIMEOUT_MS,

@@ -96,6 +96,8 @@ export class AuthorizationServer {
   /** Requests to the JWKS endpoint are held and never answered while this is true. */
   hangJwks = false;
   jwksRequests = 0;
+  /** Requests to the token endpoint, by the client id of their Basic credentials. */
+  readonly tokenRequests = new Map<string, number>();
   readonly #server: Server;
   readonly #options: AuthorizationServerOptions;
   #keys: JWK[];
@@ -133,6 +135,10 @@ export class AuthorizationServer {
         return;
       }
     }
+    if (req.url?.startsWith('/token')) {
+      const client = basicClientId(req.headers.authorization);
+      this.tokenRequests.set(client, (this.tokenRequests.get(client) ?? 0) + 1);
+    }
     void this.#handler(req, res);
   }
 
@@ -167,6 +173,13 @@ export class AuthorizationServer {
     this.#server.closeAllConnections();
     await new Promise((resolve) => this.#server.close(resolve));
   }
+}
+
+/** RFC 6749 section 2.3.1: the client id, form-encoded, before the colon of Basic credentials. */
+function basicClientId(authorization: string | undefined): string {
+  const encoded = /^Basic (\S+)$/i.exec(authorization ?? '')?.[1] ?? '';
+  const [id = ''] = Buffer.from(encoded, 'base64').toString('utf8').split(':');
+  return decodeURIComponent(id.replaceAll('+', ' '));
 }
 
 /** A port free now, so the resource URI (the bridge's URL) is known before the bridge starts. */
