@@ -37,7 +37,13 @@ const PART_OF_ERROR: Record<string, 'client' | 'audience' | 'scope'> = {
 
 const TOKEN_ANSWER_BYTES = 64 * 1024;
 
-export async function clientCredentialsToken(request: TokenRequest): Promise<string> {
+/** An access token and its lifetime, when the issuer gave one (RFC 6749 section 5.1 `expires_in`). */
+export interface GrantedToken {
+  accessToken: string;
+  expiresInSeconds?: number;
+}
+
+export async function clientCredentialsToken(request: TokenRequest): Promise<GrantedToken> {
   const viaEgress = ((url: string, init: RequestInit) =>
     fetch(url, {
       ...(init as Parameters<typeof fetch>[1]),
@@ -59,7 +65,7 @@ async function postTokenRequest(
   endpoint: string,
   request: TokenRequest,
   fetchVia: typeof globalThis.fetch,
-): Promise<string> {
+): Promise<GrantedToken> {
   const { clientId, clientSecret } = request.credentials;
   // RFC 6749 section 2.3.1: each part form-encoded before Basic encoding.
   const basic = Buffer.from(
@@ -92,7 +98,15 @@ async function postTokenRequest(
     const problem = `its token endpoint ${endpoint} failed: ${failureText(error)}`;
     throw operatorError('MCPOP_DISCOVERY_OAUTH', 'issuer', problem);
   }
-  if (response.ok && typeof answer.access_token === 'string') return answer.access_token;
+  if (response.ok && typeof answer.access_token === 'string') {
+    const expiresIn = answer.expires_in;
+    return {
+      accessToken: answer.access_token,
+      ...(typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0
+        ? { expiresInSeconds: expiresIn }
+        : {}),
+    };
+  }
   throw tokenError(response.status, answer, request);
 }
 

@@ -16,7 +16,7 @@ import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import { DISCOVERY_TOKEN_KEY } from '../api/v1alpha1/stored.ts';
 import { DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import { OAUTH_CLIENT_ID_KEY, OAUTH_CLIENT_SECRET_KEY } from '../api/v1alpha1/oauth.ts';
-import { clientCredentialsToken } from './oauth-token.ts';
+import { OAuthTokenCache } from './oauth-token-cache.ts';
 import type { DriftSeverity } from '../api/v1alpha1/mcpserver.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { SECRET, objectPath, type KubeObject } from '../kube/resources.ts';
@@ -77,6 +77,7 @@ const REASONS: Partial<Record<string, DiscoveredReason>> = {
 
 export class DiscoveryRunner {
   readonly #o: RunnerOptions;
+  readonly #oauthTokens = new OAuthTokenCache();
 
   constructor(options: RunnerOptions) {
     this.#o = options;
@@ -114,16 +115,24 @@ export class DiscoveryRunner {
   async #discover(server: StoredMCPServer, url: string, signal: AbortSignal): Promise<Snapshot> {
     const token = await this.#token(server, signal);
     const discoveryToken = await this.discoveryToken(server, signal);
-    return takeSnapshot(
-      await discover({
-        url,
-        token,
-        discoveryToken,
-        timeoutMs: timeoutMs(server.spec),
-        signal,
-        dispatcher: this.#o.dispatcher,
-      }),
-    );
+    try {
+      return takeSnapshot(
+        await discover({
+          url,
+          token,
+          discoveryToken,
+          timeoutMs: timeoutMs(server.spec),
+          signal,
+          dispatcher: this.#o.dispatcher,
+        }),
+      );
+    } catch (error) {
+      // The server refused the token (revoked, say): the next run asks the issuer again.
+      const { oauth } = server.spec;
+      if (oauth && error instanceof OperatorError && error.code === 'MCPOP_DISCOVERY_UNAUTHORIZED')
+        this.#oauthTokens.forget(oauth.issuer, oauth.resource);
+      throw error;
+    }
   }
 
   /**
@@ -169,7 +178,8 @@ export class DiscoveryRunner {
 
   /**
    * An access token of the client-credentials grant for spec.oauth.resource, with the client
-   * of spec.oauth.discovery (read now, so a rotated secret is used at the next run).
+   * of spec.oauth.discovery (read now, so a rotated secret is used at the next run), reused
+   * from an earlier run until shortly before it expires (oauth-token-cache.ts).
    */
   async #oauthToken(
     server: StoredMCPServer,
@@ -189,7 +199,7 @@ export class DiscoveryRunner {
       }
       return text;
     };
-    return clientCredentialsToken({
+    return this.#oauthTokens.token({
       issuer: oauth.issuer,
       resource: oauth.resource,
       scopes: oauth.scopes ?? [],

@@ -70,7 +70,7 @@ describe('discovery of a server behind the OAuth bridge', () => {
       discoveryTokenFile: join(dir, 'discovery-token'),
       oauth: { issuer: as.issuer, resource, scopes: [REQUIRED], clockSkewSeconds: 0 },
     });
-    const token = await clientCredentialsToken(request());
+    const { accessToken: token } = await clientCredentialsToken(request());
     const withDiscoveryToken = await discover({
       url: bridge.url,
       token,
