@@ -38,7 +38,7 @@ export const LABEL_BOUNDS: Record<string, string> = {
   kind: 'the kinds the operator caches',
   method: 'the methods MCP defines; any other is `other`',
   outcome: '`ok`, `error`, `timeout`, `cancelled`, `child_exit`, `refused`',
-  reason: 'the policy reasons (docs/bridge.md)',
+  reason: 'the policy reasons (docs/bridge.md); the OAuth refusal reasons (docs/auth.md)',
   bound: 'the bridge bounds: `sessions`, `session_bytes`, `bridge_bytes`',
   type: 'Node.js resource types (prom-client)',
   space: 'V8 heap spaces (prom-client)',

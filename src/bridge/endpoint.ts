@@ -30,7 +30,12 @@ import {
 } from '../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from './replies.ts';
 import type { ResourceServer } from './oauth.ts';
-import { bearerChallenge, type Refusal } from './oauth-challenge.ts';
+import {
+  bearerChallenge,
+  refusalReason,
+  type Refusal,
+  type RefusalReason,
+} from './oauth-challenge.ts';
 import { lackingScopes, type Caller } from './policy.ts';
 import type { BridgePolicy } from '../tools/policy.ts';
 import { parseEventId } from './sse.ts';
@@ -42,6 +47,8 @@ export interface EndpointContext {
   auth: Auth | undefined;
   /** OAuth 2.1 access tokens, instead of `auth`; undefined: no OAuth. */
   oauth?: ResourceServer | undefined;
+  /** Counts a request refused for its access token or the scopes of its tool. */
+  oauthRefused?: (reason: RefusalReason) => void;
   /** The policy in force, for the scopes each tool needs; undefined: no policy file. */
   policy?: () => BridgePolicy | undefined;
   /** Who may list tools unfiltered (UNFILTERED_LIST_META); undefined: nobody. */
@@ -87,7 +94,7 @@ export function mcpEndpoint(
     let caller: Caller | undefined;
     if (ctx.oauth) {
       const outcome = await ctx.oauth.authenticate(header(req, 'authorization'));
-      if ('refusal' in outcome) return refuseAccess(ctx.oauth, res, outcome.refusal);
+      if ('refusal' in outcome) return refuseAccess(ctx, ctx.oauth, res, outcome.refusal);
       caller = outcome.caller;
     }
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
@@ -116,7 +123,13 @@ export function mcpEndpoint(
 }
 
 /** An OAuth refusal: its status with the challenge (RFC 6750 section 3, RFC 9728 section 5.1). */
-function refuseAccess(oauth: ResourceServer, res: ServerResponse, refusal: Refusal): void {
+function refuseAccess(
+  ctx: EndpointContext,
+  oauth: ResourceServer,
+  res: ServerResponse,
+  refusal: Refusal,
+): void {
+  ctx.oauthRefused?.(refusalReason(refusal));
   const headers: Record<string, string | number> = {
     'www-authenticate': bearerChallenge(oauth.options, refusal),
   };
@@ -220,7 +233,7 @@ function lacksToolScope(
   const lacking = lackingScopes(policy, name, caller);
   if (lacking.length === 0) return false;
   const scope = [...new Set([...oauth.options.scopes, ...(policy?.toolScopes?.[name] ?? [])])];
-  refuseAccess(oauth, res, {
+  refuseAccess(ctx, oauth, res, {
     status: 403,
     error: 'insufficient_scope',
     description: `the tool ${name} needs the scope ${lacking.join(' ')}`,

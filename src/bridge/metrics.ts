@@ -46,6 +46,8 @@ export interface BridgeMetrics {
   policyDenials: Counter<'reason'>;
   /** Requests refused because a bound of the bridge was reached, by bound. */
   refusals: Counter<'bound'>;
+  /** Requests refused by the OAuth resource server, by reason. */
+  oauthRefusals: Counter<'reason'>;
   /** Sets the functions the live gauges read when scraped. */
   observe(sources: GaugeSources): void;
   /** Sets what the change feed gauges read (change-feed.ts). */
@@ -135,9 +137,16 @@ export function createMetrics(): BridgeMetrics {
     labelNames: ['bound'] as const,
     registers: [registry],
   });
+  const oauthRefusals = new Counter({
+    name: 'mcp_bridge_oauth_refusals_total',
+    help: 'Requests refused by the OAuth 2.1 resource server, by reason (no_token: 401 without a token; invalid_request, invalid_token: 400 and 401 as RFC 6750 names them; insufficient_scope: 403, for the request or its tool; issuer_unavailable: 503, the issuer could not be reached).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   return {
     registry,
     refusals,
+    oauthRefusals,
     requests,
     duration,
     childRestarts,

@@ -20,6 +20,14 @@ export interface Refusal {
   scope?: string;
 }
 
+/** Why a request was refused, as a metric label: a fixed set, nothing taken from the token. */
+export type RefusalReason = BearerError | 'no_token' | 'issuer_unavailable';
+
+export function refusalReason(refusal: Refusal): RefusalReason {
+  if (refusal.error) return refusal.error;
+  return refusal.status === 503 ? 'issuer_unavailable' : 'no_token';
+}
+
 /** What the bridge protects and who may grant access to it. */
 export interface ProtectedResource {
   /** The canonical resource URI (RFC 8707 section 2; MCP: the server's URL). */

@@ -79,6 +79,18 @@ export async function startResourceServer(
 }
 
 /**
+ * CORS for the metadata: a browser MCP client reads it from another origin before it has a
+ * token. The document is public and the requests carry no credentials, so any origin may read
+ * it (the Fetch standard's `*`); the SDK clients send MCP-Protocol-Version with the request,
+ * which takes a preflight. The MCP endpoint itself keeps its Origin validation.
+ */
+const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'mcp-protocol-version',
+};
+
+/**
  * The metadata document at the root well-known path and at the one with the resource's path
  * inserted (RFC 9728 section 3.1), which is what `resource_metadata` in challenges names.
  */
@@ -87,6 +99,8 @@ export function metadataRoutes(
   policy: () => BridgePolicy | undefined,
 ): Record<string, (req: IncomingMessage, res: ServerResponse) => void> {
   const serve = (req: IncomingMessage, res: ServerResponse): void => {
+    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
+    if (req.method === 'OPTIONS') return replyText(res, 204, '');
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return replyText(res, 405, 'method not allowed\n');
     const toolScopes = Object.values(policy()?.toolScopes ?? {}).flat();

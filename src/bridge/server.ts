@@ -176,6 +176,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     allowedOrigins: options.allowedOrigins,
     auth,
     oauth: oauth?.server,
+    oauthRefused: (reason) => metrics.oauthRefusals.inc({ reason }),
     policy: () => policy?.value,
     discoveryToken,
     logger,

@@ -135,6 +135,37 @@ describe('an unauthenticated client', () => {
   });
 });
 
+describe('a browser client on another origin', () => {
+  it('reads the metadata cross-origin (CORS), while the MCP endpoint keeps its Origin check', async () => {
+    const bridge = await startOAuthBridge();
+    const origin = 'https://agent.example';
+    const metadataUrl = `http://127.0.0.1:${ports.jwt}/.well-known/oauth-protected-resource/mcp`;
+    // The SDK sends MCP-Protocol-Version with the request: a browser asks first (preflight).
+    const preflight = await fetch(metadataUrl, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'mcp-protocol-version',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('mcp-protocol-version');
+    const metadata = await fetch(metadataUrl, {
+      headers: { origin, 'mcp-protocol-version': '2025-11-25' },
+    });
+    expect(metadata.status).toBe(200);
+    expect(metadata.headers.get('access-control-allow-origin')).toBe('*');
+    expect(((await metadata.json()) as { resource: string }).resource).toBe(resourceOf(ports.jwt));
+
+    const token = await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]);
+    const fromPage = await post(bridge.url, INITIALIZE, { ...bearer(token), origin });
+    expect(fromPage.status).toBe(403);
+    expect(fromPage.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
 describe('a client that logs in with the SDK (client credentials)', () => {
   it('sees and calls exactly the tools its scopes allow', async () => {
     const bridge = await startOAuthBridge();
@@ -183,6 +214,34 @@ describe('a client that logs in with the SDK (client credentials)', () => {
     const params = challenge(response);
     expect(params.error).toBe('insufficient_scope');
     expect(params.scope).toBe(REQUIRED);
+  });
+});
+
+describe('refusals in the metrics', () => {
+  it('are counted by reason, with nothing of the token in the labels', async () => {
+    const bridge = await startOAuthBridge();
+    const reader = await as.token(CLIENTS.reader, resourceOf(ports.jwt), CLIENTS.reader.scopes);
+    const partial = await as.token(CLIENTS.partial, resourceOf(ports.jwt), CLIENTS.partial.scopes);
+    const forged = `${reader.slice(0, -8)}AAAAAAAA`;
+    const statuses = [
+      await post(bridge.url, INITIALIZE),
+      await post(bridge.url, INITIALIZE, bearer(forged)),
+      await post(bridge.url, INITIALIZE, bearer(partial)),
+      await post(bridge.url, toolCall(1, 'create_entities', { entities: [] }), bearer(reader)),
+      await post(bridge.url, INITIALIZE, bearer(reader)),
+    ].map((response) => response.status);
+    expect(statuses).toEqual([401, 401, 403, 403, 200]);
+
+    const text = await (await fetch(bridge.url.replace('/mcp', '/metrics'))).text();
+    const counts = Object.fromEntries(
+      [...text.matchAll(/^mcp_bridge_oauth_refusals_total\{reason="(\w+)"\} (\d+)$/gm)].map(
+        (m): [string, number] => [m[1]!, Number(m[2])],
+      ),
+    );
+    expect(counts).toEqual({ no_token: 1, invalid_token: 1, insufficient_scope: 2 });
+    for (const token of [reader, partial, forged]) {
+      expect(text).not.toContain(token.split('.')[1]!);
+    }
   });
 });
 
