@@ -16,6 +16,12 @@
  *   `Last-Event-ID` ("Resumability and Redelivery"), after the server's `retry` if it set one.
  * - A server that cannot be reached, answers with an error status, garbage, or more than
  *   --max-message-bytes costs the request concerned a JSON-RPC error, nothing else.
+ * - A request that carries its protocol version in `_meta` is one of revision 2026-07-28, which
+ *   the bridge relays to a server that speaks it (no `initialize`, no session): it goes with
+ *   the headers a client of that revision mirrors from the body (2026-07-28
+ *   basic/transports/streamable-http, "Request Metadata"). The `x-mcp-header` annotations its
+ *   `Mcp-Param-*` headers need are read from the `tools/list` answers relayed before; the
+ *   bridge lists tools before it relays a call (stateless.ts, CatalogWatcher).
  *
  * Only the headers the protocol needs are sent: a client's Authorization never reaches the
  * server (2025-11-25 basic/security_best_practices, "Token Passthrough").
@@ -38,7 +44,13 @@ import {
   type JsonRpcMessage,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
-import { HEADER } from '../mcp/metadata.ts';
+import { HEADER, META } from '../mcp/metadata.ts';
+import {
+  metadataHeaders,
+  paramHeaders,
+  requestMeta,
+  type ParamHeader,
+} from './request-metadata.ts';
 import { BaseTransport, type Launcher, type Transport } from './transport.ts';
 
 export interface HttpUpstreamOptions {
@@ -152,6 +164,10 @@ class HttpSessionTransport extends BaseTransport {
   readonly #exchanges = new Map<string, AbortController>();
   /** Ids of `initialize` requests in flight: their answer names the session and version. */
   readonly #initializing = new Set<string>();
+  /** Ids of `tools/list` requests in flight: their answer names the tools' header annotations. */
+  readonly #listingTools = new Set<string>();
+  /** The `x-mcp-header` annotations of each tool, from the last listing that named it. */
+  readonly #annotations = new Map<string, ParamHeader[]>();
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
   #listening = false;
@@ -171,6 +187,8 @@ class HttpSessionTransport extends BaseTransport {
     account?.take(body.length);
     if (isRequest(message) && message.method === 'initialize') {
       this.#initializing.add(idKey(message.id));
+    } else if (isRequest(message) && message.method === 'tools/list') {
+      this.#listingTools.add(idKey(message.id));
     }
     void this.#post(message, body, () => account?.give(body.length));
   }
@@ -210,6 +228,23 @@ class HttpSessionTransport extends BaseTransport {
     return headers;
   }
 
+  /** The mirrored headers of a 2026-07-28 request; none for anything else. */
+  #statelessHeaders(message: JsonRpcMessage): Record<string, string> {
+    if (!isRequest(message) || typeof requestMeta(message)[META.protocolVersion] !== 'string')
+      return {};
+    const tool = message.method === 'tools/call' ? message.params?.name : undefined;
+    const annotations = typeof tool === 'string' ? this.#annotations.get(tool) : undefined;
+    return metadataHeaders(message, annotations ?? []);
+  }
+
+  #learnAnnotations(result: Record<string, unknown>): void {
+    const tools = Array.isArray(result.tools) ? (result.tools as unknown[]) : [];
+    for (const tool of tools) {
+      const { name, inputSchema } = (tool ?? {}) as { name?: unknown; inputSchema?: unknown };
+      if (typeof name === 'string') this.#annotations.set(name, paramHeaders(inputSchema));
+    }
+  }
+
   // --- POST ------------------------------------------------------------------------------
 
   async #post(message: JsonRpcMessage, body: string, sent: () => void): Promise<void> {
@@ -228,6 +263,7 @@ class HttpSessionTransport extends BaseTransport {
           headers: this.#headers({
             'content-type': 'application/json',
             accept: 'application/json, text/event-stream',
+            ...this.#statelessHeaders(message),
           }),
           body,
           signal,
@@ -243,7 +279,10 @@ class HttpSessionTransport extends BaseTransport {
     } catch (error) {
       this.#failed(message, error, signal);
     } finally {
-      if (id !== undefined) this.#exchanges.delete(idKey(id));
+      if (id !== undefined) {
+        this.#exchanges.delete(idKey(id));
+        this.#listingTools.delete(idKey(id));
+      }
     }
   }
 
@@ -298,7 +337,7 @@ class HttpSessionTransport extends BaseTransport {
         WIRE.INTERNAL_ERROR,
       );
     }
-    let outcome = await this.#readEvents(response.body, key);
+    let outcome = await this.#readEvents(response.body, id);
     let idle = 0;
     while (!outcome.answered) {
       if (outcome.lastEventId === undefined) {
@@ -310,7 +349,7 @@ class HttpSessionTransport extends BaseTransport {
           `The MCP server's stream ended ${MAX_IDLE_RESUMES} times in a row without an event before it answered`,
         );
       }
-      outcome = await this.#resume(key, outcome, signal);
+      outcome = await this.#resume(id, outcome, signal);
     }
   }
 
@@ -325,7 +364,7 @@ class HttpSessionTransport extends BaseTransport {
   }
 
   /** Resumes a request's broken stream with GET and Last-Event-ID. */
-  async #resume(key: string, last: StreamOutcome, signal: AbortSignal): Promise<StreamOutcome> {
+  async #resume(id: RequestId, last: StreamOutcome, signal: AbortSignal): Promise<StreamOutcome> {
     const wait = Math.min(last.retryMs ?? DEFAULT_RETRY_MS, MAX_RETRY_MS);
     await sleep(wait, undefined, { signal });
     const response = await request(this.#options.url, {
@@ -347,7 +386,7 @@ class HttpSessionTransport extends BaseTransport {
         `The MCP server's stream broke before it answered, and resuming it failed (HTTP ${response.statusCode})`,
       );
     }
-    const next = await this.#readEvents(response.body, key);
+    const next = await this.#readEvents(response.body, id);
     return {
       ...next,
       lastEventId: next.lastEventId ?? last.lastEventId,
@@ -412,8 +451,9 @@ class HttpSessionTransport extends BaseTransport {
    */
   async #readEvents(
     body: ResponseData['body'],
-    awaited: string | undefined,
+    awaited: RequestId | undefined,
   ): Promise<StreamOutcome> {
+    const awaitedKey = awaited === undefined ? undefined : idKey(awaited);
     const outcome: StreamOutcome = {
       answered: false,
       events: 0,
@@ -434,10 +474,12 @@ class HttpSessionTransport extends BaseTransport {
           unreadable = Buffer.byteLength(event.data);
           return;
         }
-        if (awaited !== undefined && isResponse(message) && message.id !== null) {
-          if (message.id !== undefined && idKey(message.id) === awaited) outcome.answered = true;
+        if (awaitedKey !== undefined && isResponse(message) && message.id !== null) {
+          if (message.id !== undefined && idKey(message.id) === awaitedKey) outcome.answered = true;
         }
-        this.#deliver(message);
+        // What comes on a request's stream belongs to that request (2025-11-25 "Sending
+        // Messages to the Server" 6: related to the originating request).
+        this.#deliver(message, awaited);
       },
       onRetry: (ms) => {
         outcome.retryMs = ms;
@@ -522,7 +564,7 @@ class HttpSessionTransport extends BaseTransport {
     }
   }
 
-  #deliver(message: JsonRpcMessage): void {
+  #deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {
     if (this.isClosed) return;
     if (isResponse(message) && typeof message.id !== 'object' && message.id !== undefined) {
       const key = idKey(message.id);
@@ -530,8 +572,10 @@ class HttpSessionTransport extends BaseTransport {
         const version = message.result.protocolVersion;
         if (typeof version === 'string') this.#protocolVersion = version;
       }
+      if (this.#listingTools.delete(key) && !isErrorResponse(message))
+        this.#learnAnnotations(message.result);
     }
-    this.received(message);
+    this.received(message, relatedTo);
   }
 }
 

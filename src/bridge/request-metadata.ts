@@ -44,6 +44,16 @@ export function decodeHeaderValue(raw: string): string | undefined {
   return PLAIN.test(raw) ? raw : undefined;
 }
 
+/**
+ * A value as a client puts it into a header: as it is when it is visible ASCII with no space
+ * at either end, else Base64 of its UTF-8 inside the sentinel ("Value Encoding").
+ */
+export function encodeHeaderValue(value: string): string {
+  if (/^(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?$/.test(value) && !SENTINEL.test(value))
+    return value;
+  return `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
 export function requestMeta(request: JsonRpcRequest): Record<string, unknown> {
   const meta = request.params?._meta;
   return typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>) : {};
@@ -115,6 +125,30 @@ function valueAt(args: unknown, path: string[]): unknown {
     value = (value as Record<string, unknown>)[key];
   }
   return value;
+}
+
+/**
+ * The headers a client of 2026-07-28 mirrors from `request` ("Request Metadata"), as the
+ * bridge sends them when it relays the request to a server over HTTP: version, method, name,
+ * and the `Mcp-Param-{name}` of each annotated argument of a tools/call present in the body.
+ */
+export function metadataHeaders(
+  request: JsonRpcRequest,
+  annotations: readonly ParamHeader[],
+): Record<string, string> {
+  const headers: Record<string, string> = { [HEADER.method]: request.method };
+  const version = requestMeta(request)[META.protocolVersion];
+  if (typeof version === 'string') headers[HEADER.protocolVersion] = version;
+  const field = NAMED[request.method];
+  const name = field === undefined ? undefined : request.params?.[field];
+  if (typeof name === 'string') headers[HEADER.name] = encodeHeaderValue(name);
+  for (const { path, name: header } of annotations) {
+    const value = valueAt(request.params?.arguments, path);
+    if (value === undefined || value === null) continue;
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    headers[`mcp-param-${header.toLowerCase()}`] = encodeHeaderValue(text);
+  }
+  return headers;
 }
 
 /**

@@ -43,8 +43,9 @@ export interface BridgeDeps {
 export const BRIDGE_CLIENT_INFO = { name: 'mcp-operator-bridge', version: '0.1.0' };
 
 /**
- * How the bridge initializes a child that serves more than one client (Shared mode, 2026-07-28
- * clients): at the newest version it knows, so each session can be answered with its own
+ * How the bridge initializes a child that serves more than one client (Shared mode; its
+ * children for 2026-07-28 clients in PerSession mode take the clients' input capabilities
+ * instead, roots included, see statelessUpstream): at the newest version it knows, so each session can be answered with its own
  * (sessionVersion, src/mcp/versions.ts). Form elicitation and sampling are declared because
  * they can be routed to the client whose request the child works on, and refused for one that
  * did not declare them (upstream.ts); for 2026-07-28 clients they become input requests
@@ -56,6 +57,31 @@ const SHARED_INITIALIZE = {
   capabilities: { elicitation: { form: {} }, sampling: {} },
   clientInfo: BRIDGE_CLIENT_INFO,
 };
+
+/**
+ * What of a 2026-07-28 client's capabilities a handshake-era child is told when the bridge
+ * initializes one for it: the capabilities a server uses within a request (input requests,
+ * basic/patterns/mrtr), with the sub-capabilities each may declare. Known names only, so that
+ * clients cannot make the bridge start children without bound.
+ */
+const INPUT_CAPABILITIES: Readonly<Record<string, readonly string[]>> = {
+  elicitation: ['form', 'url'],
+  sampling: ['context', 'tools'],
+  roots: [],
+};
+
+/** The input capabilities among `declared`, in a fixed order (their JSON names a child). */
+function inputCapabilities(declared: Record<string, unknown>): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const [capability, parts] of Object.entries(INPUT_CAPABILITIES)) {
+    const value = declared[capability];
+    if (typeof value !== 'object' || value === null) continue;
+    const kept: Record<string, unknown> = {};
+    for (const part of parts) if (part in value) kept[part] = {};
+    picked[capability] = kept;
+  }
+  return picked;
+}
 
 /** Longest a readiness probe waits for each answer. */
 const PROBE_TIMEOUT_MS = 30_000;
@@ -124,7 +150,8 @@ export class Bridge {
   /** Upstreams we are closing on purpose; any other close is a crash. */
   readonly #retiring = new WeakSet<Upstream>();
   readonly #shared = new LazyUpstream(() => this.#startInitialized());
-  readonly #stateless = new LazyUpstream(() => this.#startInitialized());
+  /** Children initialized for 2026-07-28 clients, by the input capabilities they were told. */
+  readonly #translating = new Map<string, LazyUpstream>();
   readonly #native = new LazyUpstream(() => this.#startNative());
   /** What the first `server/discover` showed: the child needs the handshake. */
   #handshakeEra = false;
@@ -206,12 +233,15 @@ export class Bridge {
    * The child that serves 2026-07-28 clients: those requests carry no session, so they cannot
    * have a child each. A child that speaks 2026-07-28 gets them as they are, on a child the
    * bridge never initializes (an initialized one answers in the revision of its handshake;
-   * supergateway relays the same way). Else a child initialized by the bridge, in Shared mode
-   * the shared child, and the bridge translates. Which one is learned from the first child's
-   * answer to `server/discover` (2026-07-28 basic/transports/streamable-http, "Backward
-   * Compatibility": try a modern request first, fall back to `initialize`).
+   * supergateway relays the same way). Else a child initialized by the bridge, and the bridge
+   * translates: in Shared mode the shared child; in PerSession mode one per set of input
+   * capabilities the clients declared (`declared`), so that the child sees what the client
+   * can do, as a handshake-era server sees its client's capabilities (a tool that needs
+   * sampling refuses a client without it). Which kind of child is learned from the first
+   * child's answer to `server/discover` (2026-07-28 basic/transports/streamable-http,
+   * "Backward Compatibility": try a modern request first, fall back to `initialize`).
    */
-  async statelessUpstream(): Promise<StatelessUpstream> {
+  async statelessUpstream(declared: Record<string, unknown> = {}): Promise<StatelessUpstream> {
     if (!this.#handshakeEra) {
       const upstream = await this.#native.get().catch((error: unknown) => {
         if (error instanceof HandshakeEraChild) return undefined;
@@ -220,7 +250,9 @@ export class Bridge {
       if (upstream)
         return { upstream, native: true, capabilities: this.#nativeCapabilities.get(upstream)! };
     }
-    const upstream = await (this.config.mode === 'Shared' ? this.#shared : this.#stateless).get();
+    const upstream = await (
+      this.config.mode === 'Shared' ? this.#shared : this.#translatingFor(declared)
+    ).get();
     const capabilities = (upstream.initializeResult?.capabilities ?? {}) as Record<string, unknown>;
     return { upstream, native: false, capabilities };
   }
@@ -266,10 +298,25 @@ export class Bridge {
     await this.#deps.launcher.close();
   }
 
-  async #startInitialized(): Promise<Upstream> {
+  #translatingFor(declared: Record<string, unknown>): LazyUpstream {
+    const capabilities = inputCapabilities(declared);
+    const key = JSON.stringify(capabilities);
+    let child = this.#translating.get(key);
+    if (!child) {
+      child = new LazyUpstream(() =>
+        this.#startInitialized({ ...SHARED_INITIALIZE, capabilities }),
+      );
+      this.#translating.set(key, child);
+    }
+    return child;
+  }
+
+  async #startInitialized(
+    initialize: Record<string, unknown> = SHARED_INITIALIZE,
+  ): Promise<Upstream> {
     const upstream = await this.#startUpstream();
     try {
-      await upstream.ensureInitialized(SHARED_INITIALIZE);
+      await upstream.ensureInitialized(initialize);
     } catch (error) {
       this.#retiring.add(upstream);
       void upstream.close();

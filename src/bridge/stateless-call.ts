@@ -7,9 +7,16 @@
  *   items 2 and 8), and list results the cache hints `ttlMs`/`cacheScope` (minor change 5);
  * - progress goes on the request's SSE stream; log messages only when the request asked for
  *   them with `_meta` `io.modelcontextprotocol/logLevel`;
- * - a request from the child to the client (elicitation, sampling) becomes an
+ * - a request from the child to the client (elicitation, sampling, roots) becomes an
  *   `InputRequiredResult` (basic/patterns/mrtr): the child's call stays open, parked under a
- *   `requestState`, until the client retries with `inputResponses`;
+ *   `requestState`, until the client retries with `inputResponses`. Requests the child sends
+ *   together (one within GATHER_MS of the last) go out in one result; its keys are the
+ *   bridge's, since a request of the handshake era carries none;
+ * - a result in which the child itself asks for input (`inputRequests`, `requestState`: what
+ *   a server with MRTR answers a handshake-era client for a round it does not turn into
+ *   requests, as the Go SDK does) goes out as an `InputRequiredResult` with the child's keys;
+ *   its `requestState` is marked (SERVER_STATE) so that the retry goes to the child as a new
+ *   call with the state it made;
  * - the client closing the stream cancels the request (basic/patterns/cancellation).
  *
  * To a child that speaks 2026-07-28 itself (`native`), the request goes as the client sent it
@@ -61,6 +68,15 @@ const BAD_REQUEST_CODES: ReadonlySet<number> = new Set([
 const EVERY_INPUT_CAPABILITY = Object.fromEntries(
   Object.values(CLIENT_CAPABILITY).map((capability) => [capability, {}]),
 );
+
+/** Results that may ask for input (basic/patterns/mrtr, "Supported Requests"). */
+const MAY_ASK_FOR_INPUT = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/** How long after a child's request to the client the bridge waits for more to send along. */
+const GATHER_MS = 30;
+
+/** Marks a `requestState` the child made, as the client gets it back from the bridge. */
+export const SERVER_STATE = 'server.';
 
 const LOG_LEVELS = [
   'debug',
@@ -117,8 +133,12 @@ export class StatelessCall implements SessionPort {
   #sse = false;
   #finished = false;
   #stashed: JsonRpcResponse | undefined;
-  /** Input requests handed to the client in the last InputRequiredResult: key → child's id. */
-  readonly inputKeys = new Map<string, RequestId>();
+  /** The child's requests to the client not yet answered, by the key the client sees. */
+  readonly #asked = new Map<string, JsonRpcRequest>();
+  /** The keys of the last InputRequiredResult: what the client's retry answers. */
+  #shown: string[] = [];
+  #nextKey = 1;
+  #gathering: NodeJS.Timeout | undefined;
 
   constructor(
     context: CallContext,
@@ -158,7 +178,9 @@ export class StatelessCall implements SessionPort {
     this.#clientId = request.id;
     this.#bind(res);
     const responses = (request.params?.inputResponses ?? {}) as Record<string, unknown>;
-    for (const [key, childId] of this.inputKeys) {
+    for (const key of this.#shown) {
+      const childId = this.#asked.get(key)!.id;
+      this.#asked.delete(key);
       const result = responses[key];
       const answer: JsonRpcResponse =
         result === undefined
@@ -170,10 +192,12 @@ export class StatelessCall implements SessionPort {
           : { jsonrpc: '2.0', id: childId, result: result as Record<string, unknown> };
       this.#context.upstream.fromClient(this, answer);
     }
-    this.inputKeys.clear();
+    this.#shown = [];
     const stashed = this.#stashed;
     this.#stashed = undefined;
     if (stashed) this.#answer(stashed);
+    // Requests that came after the last InputRequiredResult went out: the next one.
+    else if (this.#asked.size > 0) this.#gather();
   }
 
   deliver(message: JsonRpcMessage, relatedTo?: RequestId): void {
@@ -214,10 +238,10 @@ export class StatelessCall implements SessionPort {
     }
     let answer = { ...response, id: this.#clientId } as JsonRpcResponse;
     if (!isErrorResponse(answer) && !this.#native) {
-      answer = {
-        ...answer,
-        result: statelessResult(this.#method, answer.result, this.#context.serverInfo),
-      };
+      const result = asksForInput(this.#method, answer.result)
+        ? inputRequired(answer.result, this.#context.serverInfo)
+        : statelessResult(this.#method, answer.result, this.#context.serverInfo);
+      answer = { ...answer, result };
     }
     this.#write(answer, true);
     this.#finish();
@@ -250,12 +274,28 @@ export class StatelessCall implements SessionPort {
       this.#finish();
       return;
     }
-    const key = `input-${this.inputKeys.size + 1}`;
-    this.inputKeys.set(key, request.id);
+    this.#asked.set(`input-${this.#nextKey++}`, request);
+    this.#gather();
+  }
+
+  /** Sends what the child asked once it has asked all it asks at once (GATHER_MS). */
+  #gather(): void {
+    clearTimeout(this.#gathering);
+    this.#gathering = setTimeout(() => this.#askClient(), GATHER_MS);
+  }
+
+  #askClient(): void {
+    this.#gathering = undefined;
+    // Parked already: what came since goes out with the next InputRequiredResult.
+    if (this.#finished || !this.#res || this.#asked.size === 0) return;
+    const inputRequests = Object.fromEntries(
+      [...this.#asked].map(([key, { method, params }]) => [key, { method, params: params ?? {} }]),
+    );
+    this.#shown = Object.keys(inputRequests);
     const requestState = this.#context.park(this);
     const result = {
       resultType: 'input_required',
-      inputRequests: { [key]: { method: request.method, params: request.params ?? {} } },
+      inputRequests,
       requestState,
       _meta: { [META.serverInfo]: this.#context.serverInfo },
     };
@@ -294,9 +334,37 @@ export class StatelessCall implements SessionPort {
   #finish(): void {
     if (this.#finished) return;
     this.#finished = true;
+    clearTimeout(this.#gathering);
     this.#context.upstream.detach(this);
     this.#context.done(this);
   }
+}
+
+/** A result in which a handshake-era child asks for input the MRTR way, with no resultType. */
+function asksForInput(method: string, result: Record<string, unknown>): boolean {
+  if (!MAY_ASK_FOR_INPUT.has(method) || result.resultType !== undefined) return false;
+  const requests = result.inputRequests;
+  return (
+    (typeof requests === 'object' && requests !== null) || typeof result.requestState === 'string'
+  );
+}
+
+/** The child's own InputRequiredResult, its requestState marked as the child's. */
+function inputRequired(
+  result: Record<string, unknown>,
+  serverInfo: unknown,
+): Record<string, unknown> {
+  const translated: Record<string, unknown> = {
+    resultType: 'input_required',
+    _meta: {
+      ...(result._meta as Record<string, unknown> | undefined),
+      [META.serverInfo]: serverInfo,
+    },
+  };
+  if (result.inputRequests !== undefined) translated.inputRequests = result.inputRequests;
+  if (typeof result.requestState === 'string')
+    translated.requestState = `${SERVER_STATE}${result.requestState}`;
+  return translated;
 }
 
 function httpStatus(message: JsonRpcMessage): number {

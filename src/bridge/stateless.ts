@@ -23,7 +23,12 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
 } from '../mcp/jsonrpc.ts';
-import { statelessResult, StatelessCall, type CallContext } from './stateless-call.ts';
+import {
+  SERVER_STATE,
+  statelessResult,
+  StatelessCall,
+  type CallContext,
+} from './stateless-call.ts';
 import { HEADER, META } from '../mcp/metadata.ts';
 import { HANDSHAKE_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS } from '../mcp/versions.ts';
 import {
@@ -46,6 +51,25 @@ const REMOVED = new Set([
   'logging/setLevel',
   'resources/subscribe',
   'resources/unsubscribe',
+]);
+
+/**
+ * The requests of 2026-07-28 (schema `ClientRequest`): what the bridge translates for a server
+ * of the handshake era. Anything else (an extension's methods such as `tasks/*`, which such a
+ * server does not offer: docs/adr/0009) is unknown to it as a 2026-07-28 server; it is answered
+ * so, not guessed at, since a handshake-era server's own refusal need not be JSON-RPC at all.
+ */
+const TRANSLATED = new Set([
+  'server/discover',
+  'subscriptions/listen',
+  'completion/complete',
+  'prompts/get',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'tools/call',
+  'tools/list',
 ]);
 
 /**
@@ -111,7 +135,7 @@ export class StatelessEndpoint implements StatelessHandler {
   readonly #parked = new Map<string, { call: StatelessCall; timer: NodeJS.Timeout }>();
   readonly #calls = new Set<StatelessCall>();
   readonly #listeners = new Set<Listener>();
-  #catalog: CatalogWatcher | undefined;
+  readonly #catalogs = new WeakMap<Upstream, CatalogWatcher>();
 
   constructor(options: {
     bridge: Bridge;
@@ -164,7 +188,8 @@ export class StatelessEndpoint implements StatelessHandler {
     }
     let child: StatelessUpstream;
     try {
-      child = await this.#bridge.statelessUpstream();
+      const declared = requestMeta(message)[META.clientCapabilities] as Record<string, unknown>;
+      child = await this.#bridge.statelessUpstream(declared);
     } catch (error) {
       this.#logger.error({ err: error }, 'cannot start the MCP server for 2026-07-28 clients');
       return replyError(res, 503, WIRE.SERVER_ERROR, 'The MCP server could not be started', {
@@ -184,6 +209,11 @@ export class StatelessEndpoint implements StatelessHandler {
       return;
     }
     const { upstream, native } = child;
+    if (!native && !TRANSLATED.has(message.method)) {
+      return replyError(res, 404, WIRE.METHOD_NOT_FOUND, `Method not found: ${message.method}`, {
+        id: message.id,
+      });
+    }
     const init = upstream.initializeResult ?? {};
     if (message.method === 'server/discover' && !native)
       return replyJson(res, 200, { jsonrpc: '2.0', id: message.id, result: discoverResult(init) });
@@ -246,9 +276,11 @@ export class StatelessEndpoint implements StatelessHandler {
     req: IncomingMessage,
     request: JsonRpcRequest,
   ): Promise<string | undefined> {
-    if (this.#catalog?.upstream !== upstream)
-      this.#catalog = new CatalogWatcher(upstream, native ? BRIDGE_REQUEST_META : undefined);
-    const catalog = this.#catalog;
+    let catalog = this.#catalogs.get(upstream);
+    if (!catalog) {
+      catalog = new CatalogWatcher(upstream, native ? BRIDGE_REQUEST_META : undefined);
+      this.#catalogs.set(upstream, catalog);
+    }
     if (catalog.stale) await catalog.refresh();
     const annotations = catalog.headers.get(request.params?.name as string) ?? [];
     return paramMismatch(req, request.params?.arguments, annotations);
@@ -278,7 +310,11 @@ export class StatelessEndpoint implements StatelessHandler {
     caller: Caller | undefined,
   ): void {
     const state = request.params?.requestState;
-    if (state !== undefined) {
+    if (typeof state === 'string' && state.startsWith(SERVER_STATE)) {
+      // The child's own state: the retry is a new call to it, with the state it made.
+      const params = { ...request.params, requestState: state.slice(SERVER_STATE.length) };
+      request = { ...request, params };
+    } else if (state !== undefined) {
       const parked = typeof state === 'string' ? this.#parked.get(state) : undefined;
       if (!parked) {
         replyError(

@@ -13,10 +13,14 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Account } from './budget.ts';
 import { encodeLine, JsonRpcLineDecoder, type BadLine } from './framing.ts';
-import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
+import type { JsonRpcMessage, RequestId } from '../mcp/jsonrpc.ts';
 
 export interface TransportHandlers {
-  onMessage: (message: JsonRpcMessage) => void;
+  /**
+   * `relatedTo`: the id (as sent) of the request whose answer carried the message, when the
+   * channel tells (an HTTP server's response stream does; a pipe does not).
+   */
+  onMessage: (message: JsonRpcMessage, relatedTo?: RequestId) => void;
   /** A line the child wrote that is not a JSON-RPC message; it has been skipped. */
   onBadLine: (line: BadLine) => void;
   onClose: (reason: string) => void;
@@ -49,7 +53,10 @@ export interface Launcher {
 export abstract class BaseTransport implements Transport {
   abstract readonly label: string;
   #handlers: TransportHandlers | undefined;
-  #early: ({ kind: 'message'; message: JsonRpcMessage } | { kind: 'bad'; line: BadLine })[] = [];
+  #early: (
+    | { kind: 'message'; message: JsonRpcMessage; relatedTo?: RequestId }
+    | { kind: 'bad'; line: BadLine }
+  )[] = [];
   #closedReason: string | undefined;
   #closeSignalled = false;
 
@@ -62,7 +69,7 @@ export abstract class BaseTransport implements Transport {
     const early = this.#early;
     this.#early = [];
     for (const event of early) {
-      if (event.kind === 'message') handlers.onMessage(event.message);
+      if (event.kind === 'message') handlers.onMessage(event.message, event.relatedTo);
       else handlers.onBadLine(event.line);
     }
     this.#signalClose();
@@ -71,9 +78,9 @@ export abstract class BaseTransport implements Transport {
   abstract send(message: JsonRpcMessage, account?: Account): void;
   abstract close(): Promise<void>;
 
-  protected received(message: JsonRpcMessage): void {
-    if (this.#handlers) this.#handlers.onMessage(message);
-    else this.#early.push({ kind: 'message', message });
+  protected received(message: JsonRpcMessage, relatedTo?: RequestId): void {
+    if (this.#handlers) this.#handlers.onMessage(message, relatedTo);
+    else this.#early.push({ kind: 'message', message, relatedTo });
   }
 
   protected receivedBadLine(line: BadLine): void {

@@ -11,9 +11,10 @@
  *   protocol version negotiated for each (versions.ts), and only the first
  *   `notifications/initialized` is passed on (basic/lifecycle).
  * - Server→client requests (sampling, elicitation, roots) and unattributed notifications go to
- *   the session whose request the child most recently received and has not answered: the one
- *   it is working for. With nothing in flight, notifications go to every session and requests
- *   to the most recently attached one. A request for a capability that session did not declare
+ *   the session of the request they came with, when the transport tells (an HTTP server's
+ *   response stream); else to the session whose request the child most recently received and
+ *   has not answered: the one it is working for. With nothing in flight, notifications go to
+ *   every session and requests to the most recently attached one. A request for a capability that session did not declare
  *   is refused to the child instead. `list_changed` goes to every session;
  *   `resources/updated` to the sessions that subscribed to the URI.
  */
@@ -152,7 +153,7 @@ export class Upstream {
     this.#hooks = options.hooks?.(this) ?? {};
     this.closed = new Promise((resolve) => {
       transport.attach({
-        onMessage: (message) => this.#fromChild(message),
+        onMessage: (message, relatedTo) => this.#fromChild(message, relatedTo),
         onBadLine: (line) => this.#badLine(line),
         onClose: (reason) => resolve(this.#childClosed(reason)),
       });
@@ -418,9 +419,10 @@ export class Upstream {
 
   // --- child → client ------------------------------------------------------------------
 
-  #fromChild(message: JsonRpcMessage): void {
-    if (isRequest(message)) return this.#childRequest(message);
-    if (isNotification(message)) return this.#childNotification(message);
+  /** `relatedTo`: our id of the request whose answer carried the message, if known. */
+  #fromChild(message: JsonRpcMessage, relatedTo?: RequestId): void {
+    if (isRequest(message)) return this.#childRequest(message, relatedTo);
+    if (isNotification(message)) return this.#childNotification(message, relatedTo);
     const pending = typeof message.id === 'number' ? this.#pending.get(message.id) : undefined;
     if (!pending) {
       this.#options.logger.warn(
@@ -432,8 +434,8 @@ export class Upstream {
     this.#finish(pending, message, isErrorResponse(message) ? 'error' : 'ok');
   }
 
-  #childRequest(request: JsonRpcRequest): void {
-    const target = this.#currentWork();
+  #childRequest(request: JsonRpcRequest, relatedTo: RequestId | undefined): void {
+    const target = this.#work(relatedTo);
     const session = target?.session ?? [...this.#attachments.keys()].at(-1);
     if (!session) {
       this.#send(errorResponse(request.id, WIRE.INTERNAL_ERROR, 'No client session is connected'));
@@ -449,7 +451,7 @@ export class Upstream {
     session.deliver(request, target?.session === session ? target.clientId : undefined);
   }
 
-  #childNotification(notification: JsonRpcNotification): void {
+  #childNotification(notification: JsonRpcNotification, relatedTo: RequestId | undefined): void {
     this.#hooks.observeNotification?.(notification);
     const params = notification.params ?? {};
     switch (notification.method) {
@@ -482,7 +484,7 @@ export class Upstream {
           (params._meta as Record<string, unknown> | undefined)?.[META.subscriptionId] !== undefined
         )
           return this.#broadcast(notification);
-        const work = this.#currentWork();
+        const work = this.#work(relatedTo);
         if (work?.session) work.session.deliver(notification, work.clientId);
         else this.#broadcast(notification);
       }
@@ -501,6 +503,12 @@ export class Upstream {
 
   #broadcast(notification: JsonRpcNotification): void {
     for (const session of this.#attachments.keys()) session.deliver(notification);
+  }
+
+  /** The client request a message came with, or else the one the child is working on. */
+  #work(relatedTo: RequestId | undefined): Pending | undefined {
+    const related = typeof relatedTo === 'number' ? this.#pending.get(relatedTo) : undefined;
+    return related?.session ? related : this.#currentWork();
   }
 
   /** The client request the child most recently received and has not answered. */

@@ -85,10 +85,17 @@ async function serve(child: ChildProcess, url: string): Promise<RunningServer> {
   return { url, stop };
 }
 
-/** The Go everything-server on its own Streamable HTTP, stateful like the bridge's sessions. */
-export async function goHttp(binary: string): Promise<RunningServer> {
+/**
+ * The Go everything-server on its own Streamable HTTP. Stateful (the default here), like the
+ * bridge's sessions, it speaks the handshake revisions only; stateless, it speaks 2026-07-28
+ * (the SDK serves that revision over HTTP only without sessions).
+ */
+export async function goHttp(
+  binary: string,
+  { stateless = false }: { stateless?: boolean } = {},
+): Promise<RunningServer> {
   const port = await freePort();
-  const child = spawn(binary, ['-http', `127.0.0.1:${port}`, '-stateless=false'], {
+  const child = spawn(binary, ['-http', `127.0.0.1:${port}`, `-stateless=${stateless}`], {
     stdio: 'ignore',
   });
   return serve(child, `http://127.0.0.1:${port}/`);

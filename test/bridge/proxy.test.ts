@@ -68,6 +68,46 @@ describe('proxy mode in front of a real HTTP server', () => {
     await client.close();
   });
 
+  it("sends each request of the server to the client whose call it came with, while both clients' calls are in flight", async () => {
+    const server = await everything();
+    // Shared: both clients' calls go to one upstream session, so only the stream a request
+    // comes on tells whose it is.
+    const bridge = await startTestBridge({ upstream: server.url, sessionMode: 'Shared' });
+    const names = ['Ada', 'Grace'];
+    const asked: string[] = [];
+    let bothAsked: () => void;
+    const waitForBoth = new Promise<void>((resolve) => (bothAsked = resolve));
+    const clients = await Promise.all(
+      names.map(async (name) => {
+        const client = await connect(bridge.url, {
+          capabilities: { capabilities: { elicitation: { form: {} } } },
+        });
+        client.setRequestHandler(ElicitRequestSchema, async () => {
+          asked.push(name);
+          if (asked.length === names.length) bothAsked();
+          // Neither answers before both calls are in flight and have been asked.
+          await waitForBoth;
+          return {
+            action: 'accept' as const,
+            content: { name, check: true, firstLine: 'x', email: 'x@example.com' },
+          };
+        });
+        return client;
+      }),
+    );
+    const results = await Promise.all(
+      clients.map((client) =>
+        client.callTool({ name: 'trigger-elicitation-request', arguments: {} }),
+      ),
+    );
+    expect(asked.sort()).toEqual([...names].sort());
+    results.forEach((result, i) => {
+      expect(JSON.stringify(result)).toContain(names[i]);
+      expect(JSON.stringify(result)).not.toContain(names[1 - i]);
+    });
+    await Promise.all(clients.map((client) => client.close()));
+  });
+
   it('resumes a request stream the client lost, with Last-Event-ID', async () => {
     const server = await everything();
     const bridge = await startTestBridge({ upstream: server.url });
