@@ -1,10 +1,13 @@
 /**
  * The official requirement set of revision 2026-07-28 (`conformance server --requirements
  * 2026-07-28`: stateless requests, MRTR, caching, header validation) through the bridge in
- * front of the Go SDK's stdio everything-server, in both session modes. The bar: every scenario
- * passes (required and pending alike), except the extension scenarios the bridge declines,
- * each with its reason; and supergateway, run in the same test in front of the same server,
- * passes nothing we fail. The server's own HTTP is run too, as the reference.
+ * front of the Go SDK's stdio everything-server, in both session modes, and in proxy mode in
+ * front of the same server's own HTTP: stateless, where it speaks 2026-07-28 (relayed), and
+ * stateful, where it speaks only the handshake (translated). The bar: every scenario passes
+ * (required and pending alike), except the extension scenarios the bridge declines, and what a
+ * way of serving cannot pass, each with its reason; and supergateway, run in the same test in
+ * front of the same server, passes nothing we fail. The server's own stateful HTTP is run too,
+ * as the reference.
  *
  * TARGETS lists what is held to that bar; another way of serving the same server is one more
  * entry.
