@@ -127,7 +127,7 @@ export function createMetrics(): BridgeMetrics {
   });
   const policyDenials = new Counter({
     name: 'mcp_bridge_policy_denials_total',
-    help: 'tools/call requests refused by the policy, by reason.',
+    help: 'tools/call, prompts/get and resources/read requests refused by the policy, by reason.',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

@@ -24,29 +24,20 @@
  * judge. That covers a `name` that is not a string (a child may coerce `["x"]` to `"x"`), a
  * `tools/call` sent as a notification (a careless child may run it all the same), and a child
  * whose tool list cannot be read (the last list may describe tools that have changed since).
+ *
+ * Prompts, resources and resource templates are screened by the same file and the same rules
+ * (catalog-policy.ts); the hooks look at the method first, so any other message passes at the
+ * cost of a comparison or two.
  */
 
 import { toolDigest, type Digest, type ToolLike } from '../tools/digest.ts';
 import { UNFILTERED_LIST_META } from '../mcp/metadata.ts';
-import {
-  errorResponse,
-  isErrorResponse,
-  WIRE,
-  type JsonRpcError,
-  type JsonRpcRequest,
-} from '../mcp/jsonrpc.ts';
+import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../mcp/jsonrpc.ts';
 import type { BridgePolicy } from '../tools/policy.ts';
 import type { Upstream, UpstreamHooks } from './upstream.ts';
-
-export type DenialReason =
-  | 'policy-unavailable'
-  | 'invalid-call'
-  | 'not-allowed'
-  | 'not-approved'
-  | 'drifted'
-  | 'unknown-tool'
-  | 'unverifiable'
-  | 'insufficient-scope';
+import { CatalogGate } from './catalog-policy.ts';
+import { filterList, Listing, type ListingKind } from './listing.ts';
+import { judgeApproval, type Denial, type DenialReason } from './denial.ts';
 
 /** Who sent a request, as its OAuth access token proves (oauth.ts): what it was granted. */
 export interface Caller {
@@ -61,11 +52,6 @@ export function lackingScopes(
 ): string[] {
   if (!caller) return [];
   return (policy?.toolScopes?.[name] ?? []).filter((scope) => !caller.scopes.has(scope));
-}
-
-export interface Denial {
-  reason: DenialReason;
-  message: string;
 }
 
 /**
@@ -99,15 +85,7 @@ export function decide(
     return { reason: 'unknown-tool', message: 'the MCP server does not list it' };
   if (!policy.approved) return undefined;
   const approved = policy.approved.find((tool) => tool.name === name);
-  if (!approved)
-    return { reason: 'not-approved', message: 'it is not approved (spec.tools.approved)' };
-  if (approved.digest !== digest) {
-    return {
-      reason: 'drifted',
-      message: `its definition changed since it was approved (approved ${approved.digest}, now ${digest})`,
-    };
-  }
-  return undefined;
+  return judgeApproval(approved?.digest, digest, 'spec.tools.approved');
 }
 
 /** Whether a tools/list request asked for every tool (discovery: see UNFILTERED_LIST_META). */
@@ -129,20 +107,22 @@ function digestOrUndefined(tool: ToolLike): Digest | undefined {
   }
 }
 
-/** Most pages the bridge reads when it lists tools itself. */
-const MAX_PAGES = 100;
+const TOOLS: ListingKind = {
+  method: 'tools/list',
+  field: 'tools',
+  keyOf: (entry) => (isNamedTool(entry) ? entry.name : undefined),
+  digestOf: (entry) => digestOrUndefined(entry as ToolLike),
+};
 
-/** The policy filter for one upstream: the hooks it installs and the tool list it keeps. */
+/** Requests the policy screens; sent as notifications, they cannot be (see refuseUnscreenable). */
+const SCREENED = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/** The policy filter for one upstream: the hooks it installs and the lists it keeps. */
 export class PolicyGate {
   readonly #policy: () => BridgePolicy | undefined;
-  readonly #upstream: Upstream;
   readonly #onDenied: (reason: DenialReason) => void;
-  /** Name → current digest, as last listed by the child. */
-  readonly #digests = new Map<string, Digest | undefined>();
-  #fresh = false;
-  /** Why the bridge's own last listing failed (code and message of the child's error). */
-  #listError: string | undefined;
-  #refreshing: Promise<void> | undefined;
+  readonly #tools: Listing;
+  readonly #catalog: CatalogGate;
 
   constructor(
     policy: () => BridgePolicy | undefined,
@@ -150,43 +130,37 @@ export class PolicyGate {
     onDenied: (reason: DenialReason) => void,
   ) {
     this.#policy = policy;
-    this.#upstream = upstream;
     this.#onDenied = onDenied;
+    this.#tools = new Listing(upstream, TOOLS);
+    this.#catalog = new CatalogGate({ policy, upstream, onDenied });
   }
 
+  /** Each hook looks at the method first: other methods pass at the cost of one comparison. */
   hooks(): UpstreamHooks {
     return {
       screen: (request, caller) =>
-        request.method === 'tools/call' ? this.#screenCall(request, caller) : undefined,
+        request.method === 'tools/call'
+          ? this.#screenCall(request, caller)
+          : this.#catalog.screen(request),
       screenNotification: (notification) =>
-        notification.method === 'tools/call' ? this.#refuseUnscreenable() : undefined,
+        SCREENED.has(notification.method)
+          ? this.#refuseUnscreenable(notification.method)
+          : undefined,
       transformResult: (method, result, params, caller) =>
         method === 'tools/list'
-          ? this.#filterList(result, !unfilteredAsked(params), caller)
-          : result,
+          ? filterList(
+              this.#tools,
+              result,
+              !unfilteredAsked(params),
+              (name, digest) =>
+                decide(this.#policy(), name, digest, undefined, caller) === undefined,
+            )
+          : this.#catalog.filter(method, result, !unfilteredAsked(params)),
       observeNotification: (notification) => {
-        if (notification.method === 'notifications/tools/list_changed') this.#fresh = false;
+        if (notification.method === 'notifications/tools/list_changed') this.#tools.stale();
+        else this.#catalog.observe(notification.method);
       },
     };
-  }
-
-  /**
-   * Records every listed tool's digest; drops the refused ones (and entries that are not tools
-   * at all) unless `filter` is false.
-   */
-  #filterList(
-    result: Record<string, unknown>,
-    filter: boolean,
-    caller: Caller | undefined,
-  ): Record<string, unknown> {
-    if (!Array.isArray(result.tools)) return filter ? { ...result, tools: [] } : result;
-    const tools = (result.tools as unknown[]).filter((tool) => {
-      if (!isNamedTool(tool)) return !filter;
-      const digest = digestOrUndefined(tool);
-      this.#digests.set(tool.name, digest);
-      return !filter || decide(this.#policy(), tool.name, digest, undefined, caller) === undefined;
-    });
-    return { ...result, tools };
   }
 
   async #screenCall(
@@ -203,8 +177,14 @@ export class PolicyGate {
         { reason: 'invalid-call' },
       );
     }
-    if (!this.#fresh || !this.#digests.has(name)) await this.#refresh();
-    const denial = decide(this.#policy(), name, this.#digests.get(name), this.#listError, caller);
+    await this.#tools.current(name);
+    const denial = decide(
+      this.#policy(),
+      name,
+      this.#tools.digest(name),
+      this.#tools.error,
+      caller,
+    );
     if (!denial) return undefined;
     this.#onDenied(denial.reason);
     return errorResponse(
@@ -215,48 +195,13 @@ export class PolicyGate {
     );
   }
 
-  #refuseUnscreenable(): JsonRpcError {
+  #refuseUnscreenable(method: string): JsonRpcError {
     this.#onDenied('invalid-call');
     return errorResponse(
       null,
       WIRE.INVALID_REQUEST,
-      'Invalid Request: tools/call must be a request (with an id), so the bridge policy can screen it',
+      `Invalid Request: ${method} must be a request (with an id), so the bridge policy can screen it`,
       { reason: 'invalid-call' },
     );
-  }
-
-  /**
-   * Lists every tool of the child (all pages) and records their digests. When the child answers
-   * with an error, the old digests are dropped: they may describe tools that changed since.
-   */
-  #refresh(): Promise<void> {
-    this.#refreshing ??= this.#listAll().finally(() => {
-      this.#refreshing = undefined;
-    });
-    return this.#refreshing;
-  }
-
-  async #listAll(): Promise<void> {
-    const digests = new Map<string, Digest | undefined>();
-    let cursor: unknown;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const response = await this.#upstream.request(
-        'tools/list',
-        cursor === undefined ? {} : { cursor },
-      );
-      if (isErrorResponse(response)) {
-        this.#digests.clear();
-        this.#listError = `${response.error.code} ${response.error.message}`;
-        return;
-      }
-      const tools: unknown[] = Array.isArray(response.result.tools) ? response.result.tools : [];
-      for (const tool of tools.filter(isNamedTool)) digests.set(tool.name, digestOrUndefined(tool));
-      cursor = response.result.nextCursor;
-      if (typeof cursor !== 'string') break;
-    }
-    this.#digests.clear();
-    for (const [name, digest] of digests) this.#digests.set(name, digest);
-    this.#listError = undefined;
-    this.#fresh = true;
   }
 }

@@ -53,14 +53,14 @@ function inlineBaseline(server: Server): Baseline | undefined {
 
 /**
  * The approved prompts, resources and resource templates (always inline, beside the tools
- * wherever those are kept), keyed as src/tools/catalog.ts keys them.
+ * wherever those are kept), keyed as src/tools/catalog.ts keys them; a kind not approved is
+ * left out.
  */
-function withCatalog(server: Server, baseline: Baseline): Baseline {
+export function approvedCatalog(server: Pick<MCPServer, 'spec'>): CatalogBaseline {
   const approved = server.spec.tools?.approved;
-  if (baseline.kind !== 'tools' || approved === undefined) return baseline;
   const catalog: { -readonly [K in keyof CatalogBaseline]: CatalogBaseline[K] } = {};
   for (const kind of CATALOG_KINDS) {
-    const items = approved[kind] as Record<string, unknown>[] | undefined;
+    const items = approved?.[kind] as Record<string, unknown>[] | undefined;
     if (items === undefined) continue;
     const key = CATALOG[kind].key;
     catalog[kind] = items.map(({ [key]: id, digest, definition }) => ({
@@ -69,6 +69,12 @@ function withCatalog(server: Server, baseline: Baseline): Baseline {
       definition: definition as Record<string, unknown> | undefined,
     }));
   }
+  return catalog;
+}
+
+function withCatalog(server: Server, baseline: Baseline): Baseline {
+  if (baseline.kind !== 'tools' || server.spec.tools?.approved === undefined) return baseline;
+  const catalog = approvedCatalog(server);
   return Object.keys(catalog).length === 0 ? baseline : { ...baseline, catalog };
 }
 

@@ -275,8 +275,8 @@ async function notify(channel: Channel, method: string, headers: Record<string, 
 // --- tools/list -------------------------------------------------------------------------------
 
 /**
- * Asks our bridge for every tool, past its enforcement policy: drift must see the drifted and
- * unapproved tools the bridge hides from agents. The bridge honours it only with the discovery
+ * Asks our bridge for every tool (prompt, resource, resource template), past its enforcement
+ * policy: drift must see the drifted and unapproved entries the bridge hides from agents. The bridge honours it only with the discovery
  * token (DiscoveryOptions.discoveryToken). Other servers ignore a `_meta` key they do not know
  * (2025-11-25 basic §_meta).
  */
@@ -387,7 +387,10 @@ async function* pages(
     if (page > limits.maxPages) throw endless(channel, `more than ${limits.maxPages} pages`);
     let answer: Record<string, unknown>;
     try {
-      answer = await call(method, cursor === undefined ? {} : { cursor });
+      answer = await call(method, {
+        ...(cursor === undefined ? {} : { cursor }),
+        _meta: UNFILTERED,
+      });
     } catch (error) {
       if (method === 'resources/templates/list' && isMethodNotFound(error)) return;
       throw error;

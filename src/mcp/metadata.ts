@@ -31,12 +31,13 @@ export const HEADER = {
 } as const;
 
 /**
- * A `_meta` key of a tools/list request (MCP `_meta` naming: prefix/name) that asks the bridge
- * for every tool, unfiltered by the enforcement policy. Discovery sends it: drift can only name
- * what changed if discovery sees the drifted tools too. The bridge honours it only on a request
- * that carries DISCOVERY_TOKEN_HEADER with the token of its --discovery-token-file; on any other
- * it is dropped, and the list stays filtered. It widens only what the requester itself reads;
- * every tools/call is screened all the same.
+ * A `_meta` key of a tools/list (prompts/list, resources/list, resources/templates/list) request
+ * (MCP `_meta` naming: prefix/name) that asks the bridge for every entry, unfiltered by the
+ * enforcement policy. Discovery sends it: drift can only name what changed if discovery sees the
+ * drifted entries too. The bridge honours it only on a request that carries
+ * DISCOVERY_TOKEN_HEADER with the token of its --discovery-token-file; on any other it is
+ * dropped, and the list stays filtered. It widens only what the requester itself reads; every
+ * tools/call, prompts/get and resources/read is screened all the same.
  */
 export const UNFILTERED_LIST_META = 'mcp-operator.dev/unfiltered';
 

@@ -94,13 +94,21 @@ function digestedPart(kind: CatalogKind, item: ListedItem): ListedItem {
   return part;
 }
 
+/**
+ * The whole digest of a listed item, as discovery records it and the bridge's policy compares
+ * it (one definition for both). Throws MCPOP_NOT_CANONICAL as digestOf does.
+ */
+export function itemDigest(kind: CatalogKind, item: ListedItem): Digest {
+  return digestOf(digestedPart(kind, item));
+}
+
 /** Digests every item, ordered by key. Throws MCPOP_NOT_CANONICAL as digestOf does. */
 export function catalogItems(kind: CatalogKind, listed: readonly ListedItem[]): CatalogItem[] {
   const { key, fields } = CATALOG[kind];
   return listed
     .map((definition) => ({
       key: definition[key] as string,
-      digest: digestOf(digestedPart(kind, definition)),
+      digest: itemDigest(kind, definition),
       fields: Object.fromEntries(
         fields.filter((f) => definition[f] !== undefined).map((f) => [f, digestOf(definition[f])]),
       ),
@@ -125,6 +133,16 @@ export interface CatalogBaselineItem {
 
 /** The approved items of each kind; a kind left out is not compared. */
 export type CatalogBaseline = Partial<Record<CatalogKind, readonly CatalogBaselineItem[]>>;
+
+/**
+ * The digest an approved item stands for: the one it carries, or its definition's (the CRD
+ * requires exactly one of the two).
+ */
+export function approvedDigest(kind: CatalogKind, entry: CatalogBaselineItem): string {
+  return entry.definition === undefined
+    ? (entry.digest ?? '')
+    : itemDigest(kind, { ...entry.definition, [CATALOG[kind].key]: entry.key });
+}
 
 export interface CatalogChange {
   key: string;
@@ -191,7 +209,7 @@ function compareItem(
     return { key: entry.key, fields: [], severity: 'breaking', details };
   }
   const before = { ...entry.definition, [CATALOG[kind].key]: entry.key };
-  if (digestOf(digestedPart(kind, before)) === current.digest) return undefined;
+  if (approvedDigest(kind, entry) === current.digest) return undefined;
   const fields = CATALOG[kind].fields.filter(
     (field) => !isDeepStrictEqual(before[field], current.definition[field]),
   );

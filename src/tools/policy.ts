@@ -1,13 +1,36 @@
 /**
  * The enforcement policy of a stdio server under `driftPolicy: Enforce`, as a file: the tools
- * approved by digest, the allowlist, and the OAuth scopes each tool needs. Render writes it (src/controller/render/policy.ts), the
- * bridge reads it and screens tools/list and tools/call by it (src/bridge/policy.ts).
+ * approved by digest, the allowlist, the OAuth scopes each tool needs, and the approved
+ * prompts, resources and resource templates by digest (src/tools/catalog.ts digests). Render
+ * writes it (src/controller/render/policy.ts), the bridge reads it and screens tools/list and
+ * tools/call, prompts/list and prompts/get, resources/list, resources/templates/list and
+ * resources/read by it (src/bridge/policy.ts, src/bridge/catalog-policy.ts).
  */
 
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
 import { operatorError } from '../errors.ts';
+import { CATALOG, CATALOG_KINDS, type CatalogKind } from './catalog.ts';
+
+/** The approved items of one catalog kind: key (as the kind names it) and digest. */
+function approvedItems(kind: CatalogKind) {
+  const { key, noun } = CATALOG[kind];
+  return Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          [key]: Type.String({ minLength: 1 }),
+          digest: Type.String({ pattern: DIGEST_PATTERN }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        description: `Approved ${noun}s: ${key} and digest. Absent: ${noun}s are not screened.`,
+      },
+    ),
+  );
+}
 
 export const PolicySchema = Type.Object(
   {
@@ -37,6 +60,9 @@ export const PolicySchema = Type.Object(
           'OAuth scopes a caller needs to see and call a tool, by tool name. Absent: no tool needs one.',
       }),
     ),
+    prompts: approvedItems('prompts'),
+    resources: approvedItems('resources'),
+    resourceTemplates: approvedItems('resourceTemplates'),
   },
   { additionalProperties: false },
 );
@@ -57,9 +83,21 @@ export function parsePolicy(text: string, file = 'policy'): BridgePolicy {
   if (problem)
     throw operatorError('MCPOP_POLICY_INVALID', file, `${problem.path || '/'}: ${problem.message}`);
   const policy = value as BridgePolicy;
-  const names = policy.approved?.map((tool) => tool.name) ?? [];
-  const duplicate = names.find((name, index) => names.indexOf(name) !== index);
-  if (duplicate !== undefined)
-    throw operatorError('MCPOP_POLICY_INVALID', file, `tool ${duplicate} is approved twice`);
+  const twice = (noun: string, keys: readonly string[] = []) => {
+    const duplicate = keys.find((key, index) => keys.indexOf(key) !== index);
+    if (duplicate !== undefined)
+      throw operatorError('MCPOP_POLICY_INVALID', file, `${noun} ${duplicate} is approved twice`);
+  };
+  twice(
+    'tool',
+    policy.approved?.map((tool) => tool.name),
+  );
+  for (const kind of CATALOG_KINDS) {
+    const { key, noun } = CATALOG[kind];
+    twice(
+      noun,
+      policy[kind]?.map((item) => item[key]!),
+    );
+  }
   return policy;
 }

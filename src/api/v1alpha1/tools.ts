@@ -200,10 +200,15 @@ const ApprovedItem = (key: 'name' | 'uri' | 'uriTemplate', what: string) =>
     },
   );
 
-const ApprovedItems = (key: 'name' | 'uri' | 'uriTemplate', what: string, plural: string) =>
+const ApprovedItems = (
+  key: 'name' | 'uri' | 'uriTemplate',
+  what: string,
+  plural: string,
+  enforced: string,
+) =>
   Type.Optional(
     Type.Array(ApprovedItem(key, what), {
-      description: `The approved ${plural}, inline. Set, they are compared with what the server lists and drift reports each kind as for tools; unset, ${plural} are not compared. The bridge's driftPolicy Enforce screens tools only.`,
+      description: `The approved ${plural}, inline. Set, they are compared with what the server lists and drift reports each kind as for tools, and under driftPolicy Enforce the bridge ${enforced}; unset, ${plural} are neither compared nor screened.`,
       maxItems: MAX_CATALOG_ITEMS,
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': [key],
@@ -249,9 +254,24 @@ const ApprovedProvenance = Type.Object(
 const Approved = Type.Object(
   {
     provenance: Type.Optional(ApprovedProvenance),
-    prompts: ApprovedItems('name', 'prompt', 'prompts'),
-    resources: ApprovedItems('uri', 'resource', 'resources'),
-    resourceTemplates: ApprovedItems('uriTemplate', 'resource template', 'resource templates'),
+    prompts: ApprovedItems(
+      'name',
+      'prompt',
+      'prompts',
+      'hides unapproved or drifted prompts from prompts/list and refuses prompts/get for them',
+    ),
+    resources: ApprovedItems(
+      'uri',
+      'resource',
+      'resources',
+      'hides unapproved or drifted resources from resources/list and refuses resources/read of them',
+    ),
+    resourceTemplates: ApprovedItems(
+      'uriTemplate',
+      'resource template',
+      'resource templates',
+      'hides unapproved or drifted templates from resources/templates/list and refuses resources/read of a URI that is not a listed resource and that no approved, undrifted template matches (RFC 6570)',
+    ),
     tools: Type.Optional(
       Type.Array(ApprovedTool, {
         description: 'The approved tools, inline.',
@@ -305,7 +325,7 @@ export const Tools = Type.Object(
     driftPolicy: Type.Optional(
       StringEnum(DRIFT_POLICIES, {
         description:
-          'Warn: report drift in status and events only. Enforce: the bridge also hides and refuses tools that are unapproved, drifted or not allowed (every deployed server whose bridge is not opted out with spec.bridge.enabled false).',
+          'Warn: report drift in status and events only. Enforce: the bridge also hides and refuses tools that are unapproved, drifted or not allowed, and the prompts, resources and resource templates of each kind spec.tools.approved lists that are unapproved or drifted (every deployed server whose bridge is not opted out with spec.bridge.enabled false).',
         default: DEFAULTS.driftPolicy,
       }),
     ),

@@ -1,6 +1,7 @@
 /**
- * The enforcement policy of a stdio server under `driftPolicy: Enforce` (issue 5): the approved
- * tools by digest, the allowlist and the OAuth scopes of each tool, in a ConfigMap mounted into the bridge. The kubelet
+ * The enforcement policy of a stdio server under `driftPolicy: Enforce`: the approved tools by
+ * digest, the allowlist, the OAuth scopes of each tool, and the approved prompts, resources and
+ * resource templates by digest, in a ConfigMap mounted into the bridge. The kubelet
  * updates a mounted ConfigMap in place, so a new approval reaches running bridges without a
  * restart; that is also why the policy is not part of the pod template checksum.
  */
@@ -10,6 +11,13 @@ import type { BridgePolicy } from '../../tools/policy.ts';
 import { toolDigest, type Digest } from '../../tools/digest.ts';
 import type { BaselineTool } from '../../tools/drift.ts';
 import { compareNames } from '../../tools/snapshot.ts';
+import {
+  CATALOG,
+  CATALOG_KINDS,
+  type CatalogKind,
+  approvedDigest as approvedItemDigest,
+} from '../../tools/catalog.ts';
+import { approvedCatalog } from '../../discovery/baseline.ts';
 import { objectMeta } from './metadata.ts';
 import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 
@@ -49,7 +57,23 @@ export function bridgePolicy(
     approved,
     ...(allow === undefined || allow.length === 0 ? {} : { allow }),
     ...(toolScopes === undefined ? {} : { toolScopes }),
+    ...catalogPolicy(server),
   };
+}
+
+/** The approved items of each kind spec.tools.approved lists, by digest; other kinds unscreened. */
+function catalogPolicy(server: StoredMCPServer): Pick<BridgePolicy, CatalogKind> {
+  const catalog = approvedCatalog(server);
+  const policy: Pick<BridgePolicy, CatalogKind> = {};
+  for (const kind of CATALOG_KINDS) {
+    const items = catalog[kind];
+    if (items === undefined) continue;
+    const key = CATALOG[kind].key;
+    policy[kind] = items
+      .map((item) => ({ [key]: item.key, digest: approvedItemDigest(kind, item) }))
+      .sort((a, b) => compareNames(a[key]!, b[key]!));
+  }
+  return policy;
 }
 
 export function policyConfigMap(

@@ -1,6 +1,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { toolDigest } from '../../../src/tools/digest.ts';
+import { itemDigest } from '../../../src/tools/catalog.ts';
 import { POLICY_KEY } from '../../../src/controller/render/policy.ts';
 import { render } from '../../../src/controller/render/render.ts';
 import type { MCPServerSpec } from '../../../src/api/v1alpha1/mcpserver.ts';
@@ -50,6 +51,30 @@ describe('render: enforcement policy', () => {
         { name: 'echo', digest: toolDigest({ name: 'echo', ...echo }) },
       ],
       allow: ['echo'],
+    });
+  });
+
+  it('lists the approved prompts, resources and templates by digest, and leaves out kinds not approved', () => {
+    const prompt = { description: 'Greets', arguments: [{ name: 'who', required: true }] };
+    const server = enforce({
+      approved: {
+        tools: [],
+        prompts: [
+          { name: 'greet', definition: prompt },
+          { name: 'farewell', digest: DIGEST },
+        ],
+        resourceTemplates: [{ uriTemplate: 'demo://t/{id}', digest: DIGEST }],
+      },
+    });
+    // The digest the bridge compares with what the server lists, computed as discovery does.
+    const greet = itemDigest('prompts', { name: 'greet', ...prompt });
+    expect(policyOf(render(server, OPTIONS))).toEqual({
+      approved: [],
+      prompts: [
+        { name: 'farewell', digest: DIGEST },
+        { name: 'greet', digest: greet },
+      ],
+      resourceTemplates: [{ uriTemplate: 'demo://t/{id}', digest: DIGEST }],
     });
   });
 
