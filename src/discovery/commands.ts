@@ -34,7 +34,8 @@ import {
   approvedYaml,
 } from '../tools/approve.ts';
 import { readBaseline } from './baseline.ts';
-import { computeDrift, isDrifted } from '../tools/drift.ts';
+import { isDrifted } from '../tools/drift.ts';
+import { driftFrom, driftInputs } from './drift-basis.ts';
 import { formatFindings } from '../tools/findings.ts';
 import { formatDrift } from '../tools/format.ts';
 import { type Snapshot, isToolName } from '../tools/snapshot.ts';
@@ -336,11 +337,9 @@ export const diffCommand = command('diff', async (argv) => {
       return 2;
     }
     const { namespace, name } = server.metadata;
-    const approved = baseline.kind === 'tools' ? baseline.tools : [];
-    const drift = computeDrift(snapshot.tools, approved, server.spec.tools?.allow ?? [], {
-      listed: snapshot.catalog,
-      approved: baseline.kind === 'tools' ? baseline.catalog : undefined,
-    });
+    const inputs = driftInputs(baseline, server);
+    // Without a baseline, diff shows every listed tool as new (status reports no drift then).
+    const drift = driftFrom(snapshot, { ...inputs, approved: inputs.approved ?? [] });
     const note =
       baseline.kind === 'none'
         ? `${namespace}/${name} has no spec.tools.approved: every listed tool is new.\n`
