@@ -12,7 +12,12 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Manager } from '../../src/controller/manager.ts';
 import { installCrd } from '../api/install-crd.ts';
-import { startTestBridge } from '../bridge/harness.ts';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { bridgePolicy } from '../../src/controller/render/policy.ts';
+import type { BridgePolicy } from '../../src/tools/policy.ts';
+import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
+import { callError, connect, startTestBridge, tempDir } from '../bridge/harness.ts';
 import { kubeConfig, useNamespace } from '../cluster/testing.ts';
 import { cluster, startOperator } from '../controller/operator.ts';
 import { CLI } from '../support/cli.ts';
@@ -137,5 +142,37 @@ describe('server-everything, approved at 2026.8.31 with its prompts and resource
     expect(diff.code).toBe(1);
     expect(diff.stdout).toContain('REMOVED  prompt args-prompt  approved, no longer listed');
     expect(diff.stdout).toContain('ADDED    resource template test://static/resource/{id}');
+
+    // Enforce, as render writes the policy from this approval: the approved release is served
+    // whole, the rolled-back one shows nothing of what drifted and refuses to read it.
+    const policy = bridgePolicy((await k.get('everything')) as StoredMCPServer);
+    const approvedRelease = await enforcedClient('server-everything@2026.8.31', policy);
+    expect((await approvedRelease.listPrompts()).prompts).toHaveLength(4);
+    expect((await approvedRelease.listResources()).resources).toHaveLength(7);
+    expect((await approvedRelease.listResourceTemplates()).resourceTemplates).toHaveLength(2);
+    await approvedRelease.close();
+    const rolledBack = await enforcedClient('server-everything@2025.9.25', policy);
+    expect((await rolledBack.listPrompts()).prompts).toEqual([]);
+    expect((await rolledBack.listResources()).resources).toEqual([]);
+    expect((await rolledBack.listResourceTemplates()).resourceTemplates).toEqual([]);
+    const listed = await callError(rolledBack.readResource({ uri: 'test://static/resource/1' }));
+    expect(listed.data).toEqual({ reason: 'not-approved', uri: 'test://static/resource/1' });
+    const templated = await callError(
+      rolledBack.readResource({ uri: 'test://static/resource/150' }),
+    );
+    expect(templated.data).toEqual({
+      reason: 'no-approved-template',
+      uri: 'test://static/resource/150',
+    });
+    await rolledBack.close();
   });
 });
+
+/** A client of the release behind a bridge enforcing `policy`. */
+async function enforcedClient(spec: string, policy: BridgePolicy) {
+  const file = join(await tempDir('policy'), 'policy.json');
+  await writeFile(file, JSON.stringify(policy));
+  const { command } = await installed(release(spec));
+  const bridge = await startTestBridge({ command, sessionMode: 'Shared', policyFile: file });
+  return connect(bridge.url);
+}
