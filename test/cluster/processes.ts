@@ -8,6 +8,9 @@
  * - the parent is killed outright (SIGKILL, OOM): nothing in it runs, so each child is started
  *   through `setpriv --pdeathsig KILL`, which asks the kernel to kill it when its parent dies
  *   (prctl PR_SET_PDEATHSIG; setpriv is part of util-linux).
+ *
+ * The one exception is a process started `shared` (the Docker engine, which several test runs on
+ * one machine use at once): its users stop it, the last one out (test/images/docker.ts).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +36,11 @@ export interface StartOptions {
   /** stdout and stderr are appended here. */
   logFile: string;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Started for every test run on the machine, not only this one (the Docker engine): it may
+   * outlive this process, so no pdeathsig and no kill on exit; its users stop it.
+   */
+  shared?: boolean;
 }
 
 /*
@@ -49,9 +57,10 @@ const setpriv = lazy(() => spawnSync('setpriv', ['--help'], { stdio: 'ignore' })
 export function startProcess(options: StartOptions): ManagedProcess {
   installHandlers();
   const log = openSync(options.logFile, 'a');
-  const [command, args] = setpriv()
-    ? ['setpriv', ['--pdeathsig', 'KILL', '--', options.command, ...options.args]]
-    : [options.command, [...options.args]];
+  const [command, args] =
+    setpriv() && options.shared !== true
+      ? ['setpriv', ['--pdeathsig', 'KILL', '--', options.command, ...options.args]]
+      : [options.command, [...options.args]];
   let child: ChildProcess;
   try {
     // detached: the child leads its own process group, so one kill reaches all it may fork.
@@ -77,7 +86,8 @@ export function startProcess(options: StartOptions): ManagedProcess {
       });
     }),
   };
-  live.add(managed);
+  if (options.shared === true) child.unref();
+  else live.add(managed);
   return managed;
 }
 

@@ -3,19 +3,24 @@
  *
  * `ensureDocker()` uses the engine that answers on the socket, or, when none does, starts
  * `dockerd` as a managed process (its own log file and pidfile under the cache directory) and
- * waits for it. `stop()` stops dockerd only if this process started it. A dockerd started here
- * cannot outlive this process: test/cluster/processes.ts puts it in its own process group under
- * `setpriv --pdeathsig KILL` and kills it on Ctrl-C or exit. It keeps Docker's default networking
- * (the bridge network and port publishing) that testcontainers relies on.
+ * waits for it. It keeps Docker's default networking (the bridge network and port publishing)
+ * that testcontainers relies on.
+ *
+ * Several test runs on one machine (two checkouts, or a run beside `npm run images`) share one
+ * engine, so the engine that a run started belongs to every run using it: each run registers
+ * as a user (a file named by its pid under the cache directory) before it looks for the engine,
+ * and the last one out stops it — at `stop()`, or synchronously when the run is interrupted or
+ * exits. A run killed outright leaves its file behind; the next run counts only live pids, and
+ * so stops the engine when it is done. An engine that no run of ours started is never stopped.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { cacheRoot } from '../cluster/build.ts';
-import { startProcess, stopProcess, type ManagedProcess } from '../cluster/processes.ts';
+import { cleanUpOnExit, isAlive, startProcess, type ManagedProcess } from '../cluster/processes.ts';
+import { waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
 
@@ -29,7 +34,7 @@ const DOCKERD = '/usr/sbin/dockerd';
 export interface Docker {
   /** The engine's unix socket. */
   readonly socket: string;
-  /** True if this process started dockerd (and `stop()` will stop it). */
+  /** True if this process started dockerd. */
   readonly startedHere: boolean;
   /** Where a dockerd started here logs. */
   readonly logFile?: string;
@@ -69,55 +74,130 @@ export interface EnsureDockerOptions {
 
 export async function ensureDocker(options: EnsureDockerOptions = {}): Promise<Docker> {
   const socket = dockerSocket();
-  if ((await ping(socket)) !== undefined) {
-    return { socket, startedHere: false, stop: () => Promise.resolve() };
-  }
-  if (socket !== dockerSocket({})) {
+  const ours = socket === dockerSocket({});
+  if (!ours) {
+    if ((await ping(socket)) !== undefined) return unmanagedEngine(socket);
     throw new Error(`no Docker engine answers on ${socket} (DOCKER_HOST); start it first`);
   }
+  // Registered before looking, so that a run leaving meanwhile sees a user and keeps the engine.
+  const user = useEngine();
+  if ((await ping(socket)) !== undefined) {
+    if (managedEngine() !== undefined) return sharedEngine(socket, false, user);
+    leaveEngine(user);
+    return unmanagedEngine(socket);
+  }
   if (process.getuid?.() !== 0 || !existsSync(DOCKERD)) {
+    leaveEngine(user);
     throw new Error(
       `no Docker engine answers on ${socket}, and this process cannot start one ` +
         `(${existsSync(DOCKERD) ? 'dockerd needs root' : `${DOCKERD} is missing: npm run system-packages`}). ` +
         'Start dockerd, or run as root.',
     );
   }
-  return startDockerd(socket, options);
+  try {
+    await startDockerd(socket, options);
+  } catch (error) {
+    await stopEngine(leaveEngine(user));
+    throw error;
+  }
+  return sharedEngine(socket, true, user);
 }
 
-async function startDockerd(socket: string, options: EnsureDockerOptions): Promise<Docker> {
-  const dir = join(cacheRoot(), 'docker');
-  await mkdir(dir, { recursive: true });
-  const logFile = join(dir, 'dockerd.log');
+/** An engine that no run of ours started: used, never stopped. */
+function unmanagedEngine(socket: string): Docker {
+  return { socket, startedHere: false, stop: () => Promise.resolve() };
+}
+
+const engineDir = () => join(cacheRoot(), 'docker');
+const usersDir = () => join(engineDir(), 'users');
+const pidFile = () => join(engineDir(), 'dockerd.pid');
+
+let uses = 0;
+
+/** Registers a use (a run's global set-ups each register one); returns its file. */
+function useEngine(): string {
+  mkdirSync(usersDir(), { recursive: true });
+  uses += 1;
+  const file = join(usersDir(), `${process.pid}.${uses}`);
+  writeFileSync(file, '');
+  return file;
+}
+
+/**
+ * The pid of the dockerd that a run of ours started, while it runs: a pidfile left by a killed
+ * dockerd may name a pid that now belongs to another process, so its command line must name the
+ * pidfile.
+ */
+function managedEngine(): number | undefined {
+  try {
+    const pid = Number(readFileSync(pidFile(), 'utf8').trim());
+    const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return isAlive(pid) && command.split('\0').includes(pidFile()) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Unregisters this run; when no live user is left, asks our dockerd to stop and returns its pid.
+ * Synchronous, so that it also runs from an exit handler.
+ */
+function leaveEngine(use: string): number | undefined {
+  rmSync(use, { force: true });
+  for (const user of readdirSync(usersDir())) {
+    if (isAlive(Number.parseInt(user, 10))) return undefined;
+    rmSync(join(usersDir(), user), { force: true });
+  }
+  const pid = managedEngine();
+  if (pid !== undefined) process.kill(pid, 'SIGTERM');
+  return pid;
+}
+
+/** Waits for a dockerd asked to stop: it stops its running containers first. */
+async function stopEngine(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return;
+  try {
+    await waitFor('dockerd to stop', () => !isAlive(pid), { timeoutMs: 30_000 });
+  } catch {
+    process.kill(pid, 'SIGKILL');
+  }
+}
+
+function sharedEngine(socket: string, startedHere: boolean, use: string): Docker {
+  const forget = cleanUpOnExit(() => void leaveEngine(use));
+  return {
+    socket,
+    startedHere,
+    logFile: join(engineDir(), 'dockerd.log'),
+    stop: async () => {
+      forget();
+      await stopEngine(leaveEngine(use));
+    },
+  };
+}
+
+async function startDockerd(socket: string, options: EnsureDockerOptions): Promise<void> {
+  const logFile = join(engineDir(), 'dockerd.log');
   options.log?.(`starting dockerd (log: ${logFile})`);
   const proc = startProcess({
     name: 'dockerd',
     command: DOCKERD,
-    args: ['--pidfile', join(dir, 'dockerd.pid'), '--host', `unix://${socket}`],
+    args: ['--pidfile', pidFile(), '--host', `unix://${socket}`],
     logFile,
+    shared: true,
   });
-  try {
-    await waitForEngine(proc, socket, options.startTimeoutMs ?? 60_000);
-  } catch (error) {
-    await stopProcess(proc, 15_000);
-    throw error;
-  }
-  return {
-    socket,
-    startedHere: true,
-    logFile,
-    // dockerd stops its running containers on SIGTERM before it exits; give it the time to.
-    stop: () => stopProcess(proc, 30_000),
-  };
+  await waitForEngine(proc, socket, options.startTimeoutMs ?? 60_000);
 }
 
 async function waitForEngine(proc: ManagedProcess, socket: string, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const answers = (await ping(socket)) !== undefined;
+    // Another run may have started its dockerd a moment before ours, which then gave up.
+    if (answers) return;
     if (proc.exit !== undefined) {
       throw new Error(`dockerd exited (${JSON.stringify(proc.exit)}); see ${proc.logFile}`);
     }
-    if ((await ping(socket)) !== undefined) return;
     if (Date.now() > deadline) {
       throw new Error(
         `dockerd did not answer on ${socket} within ${timeoutMs} ms; see ${proc.logFile}`,
