@@ -70,24 +70,55 @@ export interface EnsureDockerOptions {
   log?: (line: string) => void;
   /** How long a dockerd started here may take to answer. */
   startTimeoutMs?: number;
+  /**
+   * A private engine kept in this directory (its socket, pidfile, users, images and state), with
+   * no networking of its own, instead of the machine's: for tests of the engine's own lifecycle
+   * beside an engine that may already run.
+   */
+  home?: string;
+}
+
+/** Where an engine of ours keeps its pidfile, log and users, and how dockerd is started. */
+interface EngineHome {
+  dir: string;
+  socket: string;
+  args: readonly string[];
+}
+
+function engineHome(options: EnsureDockerOptions): EngineHome | undefined {
+  const { home } = options;
+  if (home !== undefined) {
+    const own = (name: string) => join(home, name);
+    return {
+      dir: home,
+      socket: own('docker.sock'),
+      args: ['--data-root', own('data'), '--exec-root', own('exec'), '--bridge', 'none'],
+    };
+  }
+  // DOCKER_HOST naming another socket is someone else's engine.
+  const socket = dockerSocket();
+  return socket === dockerSocket({})
+    ? { dir: join(cacheRoot(), 'docker'), socket, args: [] }
+    : undefined;
 }
 
 export async function ensureDocker(options: EnsureDockerOptions = {}): Promise<Docker> {
-  const socket = dockerSocket();
-  const ours = socket === dockerSocket({});
-  if (!ours) {
+  const home = engineHome(options);
+  if (home === undefined) {
+    const socket = dockerSocket();
     if ((await ping(socket)) !== undefined) return unmanagedEngine(socket);
     throw new Error(`no Docker engine answers on ${socket} (DOCKER_HOST); start it first`);
   }
+  const { socket } = home;
   // Registered before looking, so that a run leaving meanwhile sees a user and keeps the engine.
-  const user = useEngine();
+  const user = useEngine(home);
   if ((await ping(socket)) !== undefined) {
-    if (managedEngine() !== undefined) return sharedEngine(socket, false, user);
-    leaveEngine(user);
+    if (managedEngine(home) !== undefined) return sharedEngine(home, false, user);
+    leaveEngine(home, user);
     return unmanagedEngine(socket);
   }
   if (process.getuid?.() !== 0 || !existsSync(DOCKERD)) {
-    leaveEngine(user);
+    leaveEngine(home, user);
     throw new Error(
       `no Docker engine answers on ${socket}, and this process cannot start one ` +
         `(${existsSync(DOCKERD) ? 'dockerd needs root' : `${DOCKERD} is missing: npm run system-packages`}). ` +
@@ -95,12 +126,12 @@ export async function ensureDocker(options: EnsureDockerOptions = {}): Promise<D
     );
   }
   try {
-    await startDockerd(socket, options);
+    await startDockerd(home, options);
   } catch (error) {
-    await stopEngine(leaveEngine(user));
+    await stopEngine(leaveEngine(home, user));
     throw error;
   }
-  return sharedEngine(socket, true, user);
+  return sharedEngine(home, true, user);
 }
 
 /** An engine that no run of ours started: used, never stopped. */
@@ -108,17 +139,17 @@ function unmanagedEngine(socket: string): Docker {
   return { socket, startedHere: false, stop: () => Promise.resolve() };
 }
 
-const engineDir = () => join(cacheRoot(), 'docker');
-const usersDir = () => join(engineDir(), 'users');
-const pidFile = () => join(engineDir(), 'dockerd.pid');
+const usersDir = (home: EngineHome) => join(home.dir, 'users');
+const pidFile = (home: EngineHome) => join(home.dir, 'dockerd.pid');
+const logFile = (home: EngineHome) => join(home.dir, 'dockerd.log');
 
 let uses = 0;
 
 /** Registers a use (a run's global set-ups each register one); returns its file. */
-function useEngine(): string {
-  mkdirSync(usersDir(), { recursive: true });
+function useEngine(home: EngineHome): string {
+  mkdirSync(usersDir(home), { recursive: true });
   uses += 1;
-  const file = join(usersDir(), `${process.pid}.${uses}`);
+  const file = join(usersDir(home), `${process.pid}.${uses}`);
   writeFileSync(file, '');
   return file;
 }
@@ -128,11 +159,11 @@ function useEngine(): string {
  * dockerd may name a pid that now belongs to another process, so its command line must name the
  * pidfile.
  */
-function managedEngine(): number | undefined {
+function managedEngine(home: EngineHome): number | undefined {
   try {
-    const pid = Number(readFileSync(pidFile(), 'utf8').trim());
+    const pid = Number(readFileSync(pidFile(home), 'utf8').trim());
     const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return isAlive(pid) && command.split('\0').includes(pidFile()) ? pid : undefined;
+    return isAlive(pid) && command.split('\0').includes(pidFile(home)) ? pid : undefined;
   } catch {
     return undefined;
   }
@@ -142,13 +173,13 @@ function managedEngine(): number | undefined {
  * Unregisters this run; when no live user is left, asks our dockerd to stop and returns its pid.
  * Synchronous, so that it also runs from an exit handler.
  */
-function leaveEngine(use: string): number | undefined {
+function leaveEngine(home: EngineHome, use: string): number | undefined {
   rmSync(use, { force: true });
-  for (const user of readdirSync(usersDir())) {
+  for (const user of readdirSync(usersDir(home))) {
     if (isAlive(Number.parseInt(user, 10))) return undefined;
-    rmSync(join(usersDir(), user), { force: true });
+    rmSync(join(usersDir(home), user), { force: true });
   }
-  const pid = managedEngine();
+  const pid = managedEngine(home);
   if (pid !== undefined) process.kill(pid, 'SIGTERM');
   return pid;
 }
@@ -163,30 +194,29 @@ async function stopEngine(pid: number | undefined): Promise<void> {
   }
 }
 
-function sharedEngine(socket: string, startedHere: boolean, use: string): Docker {
-  const forget = cleanUpOnExit(() => void leaveEngine(use));
+function sharedEngine(home: EngineHome, startedHere: boolean, use: string): Docker {
+  const forget = cleanUpOnExit(() => void leaveEngine(home, use));
   return {
-    socket,
+    socket: home.socket,
     startedHere,
-    logFile: join(engineDir(), 'dockerd.log'),
+    logFile: logFile(home),
     stop: async () => {
       forget();
-      await stopEngine(leaveEngine(use));
+      await stopEngine(leaveEngine(home, use));
     },
   };
 }
 
-async function startDockerd(socket: string, options: EnsureDockerOptions): Promise<void> {
-  const logFile = join(engineDir(), 'dockerd.log');
-  options.log?.(`starting dockerd (log: ${logFile})`);
+async function startDockerd(home: EngineHome, options: EnsureDockerOptions): Promise<void> {
+  options.log?.(`starting dockerd (log: ${logFile(home)})`);
   const proc = startProcess({
     name: 'dockerd',
     command: DOCKERD,
-    args: ['--pidfile', pidFile(), '--host', `unix://${socket}`],
-    logFile,
+    args: ['--pidfile', pidFile(home), '--host', `unix://${home.socket}`, ...home.args],
+    logFile: logFile(home),
     shared: true,
   });
-  await waitForEngine(proc, socket, options.startTimeoutMs ?? 60_000);
+  await waitForEngine(proc, home.socket, options.startTimeoutMs ?? 60_000);
 }
 
 async function waitForEngine(proc: ManagedProcess, socket: string, timeoutMs: number) {

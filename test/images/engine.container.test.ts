@@ -3,22 +3,24 @@
  * the engine stays for the others; the last one out stops it, whether it stops normally, is
  * interrupted, or was killed outright.
  *
- * Needs the machine to itself (no Docker engine running), as the `machine` project does: it
- * starts and stops the machine's engine.
+ * Each test has a private engine of its own (its own socket, state and pidfile, no networking),
+ * beside the machine's engine that the other container tests use.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cacheRoot } from '../cluster/build.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAlive } from '../cluster/processes.ts';
 import { waitFor } from '../support/wait.ts';
-import { dockerSocket, ping } from './docker.ts';
+import { ping } from './docker.ts';
 
 const USER = join(import.meta.dirname, 'engine-user.ts');
 const users: ChildProcessWithoutNullStreams[] = [];
+let home: string;
 
 interface EngineUser {
   child: ChildProcessWithoutNullStreams;
@@ -28,7 +30,7 @@ interface EngineUser {
 }
 
 async function use(): Promise<EngineUser> {
-  const child = spawn(process.execPath, [USER], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [USER, home], { stdio: ['pipe', 'pipe', 'pipe'] });
   users.push(child);
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const first = await lines.next();
@@ -43,20 +45,21 @@ async function use(): Promise<EngineUser> {
   };
 }
 
-const answers = async () => (await ping(dockerSocket())) !== undefined;
+const answers = async () => (await ping(join(home, 'docker.sock'))) !== undefined;
 
 function enginePid(): number {
-  return Number(readFileSync(join(cacheRoot(), 'docker', 'dockerd.pid'), 'utf8').trim());
+  return Number(readFileSync(join(home, 'dockerd.pid'), 'utf8').trim());
 }
 
-beforeAll(async () => {
-  if (await answers()) {
-    throw new Error('a Docker engine already runs: this test needs the machine to itself');
-  }
+beforeEach(async () => {
+  home = await mkdtemp(join(tmpdir(), 'engine-'));
 });
 
-afterEach(() => {
+afterEach(async () => {
   for (const child of users.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  const pid = Number(readFileSync(join(home, 'dockerd.pid'), { encoding: 'utf8', flag: 'a+' }));
+  if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+  await rm(home, { recursive: true, force: true });
 });
 
 describe('the shared Docker engine', () => {
