@@ -117,6 +117,40 @@ export async function readyCount(client: KubeClient, namespace: string): Promise
   ).length;
 }
 
+/**
+ * How a count of finished objects grew over time, from the polls that watched it: the seconds
+ * at which a fraction of `n` was first reached show whether the rate falls as more exist.
+ */
+export class Progress {
+  readonly #n: number;
+  readonly #started = Date.now();
+  readonly #samples: { seconds: number; count: number }[] = [];
+
+  constructor(n: number) {
+    this.#n = n;
+  }
+
+  record(count: number): void {
+    this.#samples.push({ seconds: (Date.now() - this.#started) / 1000, count });
+  }
+
+  /** Seconds until `fraction` of n were counted. */
+  at(fraction: number): number {
+    const wanted = Math.ceil(fraction * this.#n);
+    return this.#samples.find((s) => s.count >= wanted)?.seconds ?? Number.NaN;
+  }
+}
+
+/** CPU seconds of each process so far, by name. */
+export async function cpuByName(
+  processes: readonly { name: string; pid: number }[],
+): Promise<Record<string, number>> {
+  const entries = await Promise.all(
+    processes.map(async (p) => [p.name, await cpuSeconds(p.pid).catch(() => 0)] as const),
+  );
+  return Object.fromEntries(entries);
+}
+
 /** Polls once a second: listing every MCPServer is itself load on the API server. */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
   await waitFor(what, check, { timeoutMs, intervalMs: 1000 });
@@ -137,6 +171,8 @@ export async function quiet(url: string): Promise<Awaited<ReturnType<typeof coun
 export async function benchCluster(): Promise<{
   kubeconfig: string;
   client: KubeClient;
+  /** The local control plane's processes (none for a KUBECONFIG cluster), for their CPU time. */
+  components: { name: string; pid: number }[];
   stop(): Promise<void>;
 }> {
   const external = process.env.KUBECONFIG;
@@ -149,6 +185,7 @@ export async function benchCluster(): Promise<{
   return {
     kubeconfig,
     client,
+    components: plane?.components() ?? [],
     async stop() {
       client.close();
       await plane?.stop();
