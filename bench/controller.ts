@@ -4,8 +4,8 @@
  * run (bench/floor.ts: render's objects POSTed directly at the same concurrency; its namespace
  * is gone before the operator starts), how many API requests and status writes the operator
  * made per server to get there, how many writes a steady-state resync makes (goal: zero), and
- * the operator's peak RSS. The operator runs as its own process (`node src/cli.ts controller`,
- * default flags), one per N, watching a fresh namespace.
+ * the operator's peak RSS. The operator runs as its own process, built as it ships
+ * (`node dist/cli.js controller`, default flags), one per N, watching a fresh namespace.
  *
  * Two tables: the summary (N, floor, operator, ratio, peak RSS, requests and writes per
  * server), then where the time went: status writes per server by the Ready reason they
