@@ -30,6 +30,7 @@ import {
   createNamespace,
   createServers,
   peakRssMb,
+  rssMb,
   quiet,
   readyCount,
   removeNamespace,
@@ -63,6 +64,8 @@ interface Result {
   resyncPasses: number;
   resyncWrites: number;
   peakRssMb: number;
+  /** After the steady-state resync. */
+  rssMb: number;
 }
 
 /** Status writes the operator logged (pino JSON, `status written`), by Ready reason. */
@@ -172,6 +175,7 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
       resyncPasses: resynced.reconciles - settled.reconciles,
       resyncWrites: resynced.writes - settled.writes,
       peakRssMb: await peakRssMb(operator.pid),
+      rssMb: await rssMb(operator.pid),
     };
   } finally {
     await operator.stop();
@@ -227,7 +231,7 @@ function printDetail(results: Result[]): void {
         `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
         `  CPU (s) floor: ${fixed(0)(total(floor.cpu))} (${cpuText(floor.cpu)})`,
         `  CPU (s) operator phase: ${fixed(0)(total(operator.cpu))} (${cpuText(operator.cpu)})`,
-        `  steady state: ${r.resyncPasses} resync passes, ${r.resyncWrites} writes`,
+        `  steady state: ${r.resyncPasses} resync passes, ${r.resyncWrites} writes, RSS ${fixed(0, 0)(r.rssMb)} MiB`,
       ].join('\n'),
     );
   }

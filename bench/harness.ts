@@ -51,10 +51,22 @@ export async function counters(url: string) {
   };
 }
 
+async function statusKb(pid: number, field: string): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0);
+}
+
 /** Peak resident set size of a process (Linux VmHWM), in MiB. */
 export async function peakRssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) / 1024;
+  return (await statusKb(pid, 'VmHWM')) / 1024;
+}
+
+/**
+ * Resident set size now (Linux VmRSS), in MiB: once the work is done, what stays. The peak
+ * also holds garbage V8 had not collected yet.
+ */
+export async function rssMb(pid: number): Promise<number> {
+  return (await statusKb(pid, 'VmRSS')) / 1024;
 }
 
 /** CPU time (user + system) a process has used so far, in seconds (Linux /proc/<pid>/stat). */

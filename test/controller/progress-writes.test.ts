@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/api/core-v1.ts';
 import { isProgressOnly, ProgressWrites } from '../../src/controller/progress-writes.ts';
 
-const ready = (status: string, reason: string, message: string): Condition => ({
+const ready = (status: Condition['status'], reason: string, message: string): Condition => ({
   type: 'Ready',
   status,
   reason,
