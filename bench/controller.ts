@@ -4,8 +4,15 @@
  * run (bench/floor.ts: render's objects POSTed directly at the same concurrency; its namespace
  * is gone before the operator starts), how many API requests and status writes the operator
  * made per server to get there, how many writes a steady-state resync makes (goal: zero), and
- * the operator's peak RSS. The operator runs as its own process (`node src/cli.ts controller`,
- * default flags), one per N, watching a fresh namespace.
+ * the operator's peak RSS. The operator runs as its own process, built as it ships
+ * (`node dist/cli.js controller`, default flags), one per N, watching a fresh namespace.
+ *
+ * Two tables: the summary (N, floor, operator, ratio, peak RSS, requests and writes per
+ * server), then where the time went: status writes per server by the Ready reason they
+ * wrote, requests by verb, the seconds at which half and 90% were ready in each phase (a rate
+ * that falls with N is a knee), and the CPU seconds of the operator and of each control-plane
+ * process in each phase (the API server's extra work in the operator phase is what our
+ * requests cost it).
  *
  *   node bench/controller.ts [--operator-flag=value ...] [N ...]
  *
@@ -14,15 +21,16 @@
  */
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import type { KubeClient } from '../src/kube/client.ts';
 import {
+  Progress,
   benchCluster,
   DEPLOYED_SPEC,
   counters,
+  cpuByName,
   createNamespace,
   createServers,
-  deleteNamespace,
   peakRssMb,
+  rssMb,
   quiet,
   readyCount,
   removeNamespace,
@@ -35,43 +43,81 @@ import { floorSeconds } from './floor.ts';
 const RESYNC = '20s';
 const CREATE_CONCURRENCY = 32;
 
+type Cluster = Awaited<ReturnType<typeof benchCluster>>;
+
+/** One phase (floor or operator): its time, how the ready count grew, CPU seconds by process. */
+interface Phase {
+  seconds: number;
+  progress: Progress;
+  cpu: Record<string, number>;
+}
+
 interface Result {
   n: number;
-  floorSeconds: number;
-  readySeconds: number;
+  floor: Phase;
+  operator: Phase;
   requestsPerObject: number;
   writesPerObject: number;
-  statusWritesPerObject: number;
+  /** Status writes per server, by the Ready reason each wrote. */
+  statusWrites: Record<string, number>;
   byVerb: Record<string, number>;
   resyncPasses: number;
   resyncWrites: number;
   peakRssMb: number;
+  /** After the steady-state resync. */
+  rssMb: number;
 }
 
-/** Status writes the operator logged (pino JSON, `status written`). */
-async function statusWrites(logFile: string): Promise<number> {
+/** Status writes the operator logged (pino JSON, `status written`), by Ready reason. */
+async function statusWrites(logFile: string): Promise<Record<string, number>> {
   const text = await readFile(logFile, 'utf8');
-  return text.split('\n').filter((line) => line.includes('"msg":"status written"')).length;
+  const byReason: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.includes('"msg":"status written"')) continue;
+    const { reason } = JSON.parse(line) as { reason: string };
+    byReason[reason] = (byReason[reason] ?? 0) + 1;
+  }
+  return byReason;
 }
 
-async function floor(client: KubeClient, n: number): Promise<number> {
+/** CPU seconds each process used while `work` ran. */
+async function measured(
+  processes: readonly { name: string; pid: number }[],
+  work: (progress: Progress) => Promise<number>,
+  n: number,
+): Promise<Phase> {
+  const before = await cpuByName(processes);
+  const progress = new Progress(n);
+  const seconds = await work(progress);
+  const after = await cpuByName(processes);
+  const cpu = Object.fromEntries(
+    Object.entries(after).map(([name, total]) => [name, total - (before[name] ?? 0)]),
+  );
+  return { seconds, progress, cpu };
+}
+
+async function floor(cluster: Cluster, n: number): Promise<Phase> {
+  const { client } = cluster;
   const namespace = await createNamespace(client, `floor-${n}`);
   try {
-    return await floorSeconds(client, namespace, n, CREATE_CONCURRENCY, DEPLOYED_SPEC);
+    return await measured(
+      cluster.components,
+      (progress) =>
+        floorSeconds(client, namespace, n, CREATE_CONCURRENCY, DEPLOYED_SPEC, (count) =>
+          progress.record(count),
+        ),
+      n,
+    );
   } finally {
     await removeNamespace(client, namespace);
   }
 }
 
-async function run(
-  client: KubeClient,
-  kubeconfig: string,
-  n: number,
-  flags: string[],
-): Promise<Result> {
+async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result> {
+  const { client, kubeconfig } = cluster;
   process.stderr.write(`N=${n}: floor…\n`);
-  const floorTime = await floor(client, n);
-  process.stderr.write(`N=${n}: floor ${floorTime.toFixed(1)} s; operator…\n`);
+  const floorPhase = await floor(cluster, n);
+  process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s; operator…\n`);
   const namespace = await createNamespace(client, `bench-${n}`);
   const operator = await startOperatorProcess(kubeconfig, namespace, [
     `--resync-period=${RESYNC}`,
@@ -80,14 +126,26 @@ async function run(
   const { url } = operator;
   try {
     const before = await counters(url);
-    const started = Date.now();
-    await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
-    await waitUntil(
-      `${n} servers Ready`,
-      async () => (await readyCount(client, namespace)) === n,
-      1_200_000,
+    const processes = [...cluster.components, { name: 'operator', pid: operator.pid }];
+    const operatorPhase = await measured(
+      processes,
+      async (progress) => {
+        const started = Date.now();
+        await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
+        await waitUntil(
+          `${n} servers Ready`,
+          async () => {
+            const ready = await readyCount(client, namespace);
+            progress.record(ready);
+            return ready === n;
+          },
+          1_200_000,
+        );
+        return (Date.now() - started) / 1000;
+      },
+      n,
     );
-    const readySeconds = (Date.now() - started) / 1000;
+    process.stderr.write(`N=${n}: operator ${operatorPhase.seconds.toFixed(1)} s\n`);
     const converged = await counters(url);
     const statusWritten = await statusWrites(operator.logFile);
     // Quiet first (trailing event bumps, last status writes), then through one full resync.
@@ -106,19 +164,76 @@ async function run(
     );
     return {
       n,
-      floorSeconds: floorTime,
-      readySeconds,
+      floor: floorPhase,
+      operator: operatorPhase,
       requestsPerObject: (converged.requests - before.requests) / n,
       writesPerObject: (converged.writes - before.writes) / n,
-      statusWritesPerObject: statusWritten / n,
+      statusWrites: Object.fromEntries(
+        Object.entries(statusWritten).map(([reason, count]) => [reason, count / n]),
+      ),
       byVerb,
       resyncPasses: resynced.reconciles - settled.reconciles,
       resyncWrites: resynced.writes - settled.writes,
       peakRssMb: await peakRssMb(operator.pid),
+      rssMb: await rssMb(operator.pid),
     };
   } finally {
     await operator.stop();
-    await deleteNamespace(client, namespace);
+    // Gone before the next N's floor starts, which it would slow down.
+    await removeNamespace(client, namespace);
+  }
+}
+
+const fixed =
+  (width: number, digits = 1) =>
+  (x: number) =>
+    x.toFixed(digits).padStart(width);
+const perServer = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .filter(([, count]) => count > 0)
+    .map(([key, count]) => `${key} ${count.toFixed(2)}`)
+    .join(', ');
+
+function printSummary(results: Result[]): void {
+  console.log(
+    '    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server',
+  );
+  for (const r of results) {
+    console.log(
+      [
+        String(r.n).padStart(5),
+        fixed(10)(r.floor.seconds),
+        fixed(13)(r.operator.seconds),
+        fixed(6, 2)(r.operator.seconds / r.floor.seconds),
+        fixed(15, 0)(r.peakRssMb),
+        fixed(16, 2)(r.requestsPerObject),
+        fixed(14, 2)(r.writesPerObject),
+      ].join(' '),
+    );
+  }
+}
+
+/** CPU seconds of a phase: the operator's, then each control-plane process's. */
+const cpuText = (cpu: Record<string, number>) =>
+  Object.entries(cpu)
+    .map(([name, seconds]) => `${name} ${seconds.toFixed(1)}`)
+    .join(', ');
+
+function printDetail(results: Result[]): void {
+  for (const r of results) {
+    const { floor, operator } = r;
+    const total = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
+    console.log(
+      [
+        `N=${r.n}`,
+        `  status writes/server by Ready reason: ${perServer(r.statusWrites)}`,
+        `  requests/server by verb: ${perServer(r.byVerb)}`,
+        `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
+        `  CPU (s) floor: ${fixed(0)(total(floor.cpu))} (${cpuText(floor.cpu)})`,
+        `  CPU (s) operator phase: ${fixed(0)(total(operator.cpu))} (${cpuText(operator.cpu)})`,
+        `  steady state: ${r.resyncPasses} resync passes, ${r.resyncWrites} writes, RSS ${fixed(0, 0)(r.rssMb)} MiB`,
+      ].join('\n'),
+    );
   }
 }
 
@@ -130,7 +245,7 @@ async function main(): Promise<void> {
   const cluster = await benchCluster();
   const results: Result[] = [];
   try {
-    for (const n of ns) results.push(await run(cluster.client, cluster.kubeconfig, n, flags));
+    for (const n of ns) results.push(await run(cluster, n, flags));
   } finally {
     await cluster.stop();
   }
@@ -138,30 +253,8 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(`operator flags: ${flags.join(' ') || '(defaults)'}; load average ${load}`);
-  console.log(
-    '    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server  status writes/server  resync passes  resync writes  requests/server by verb',
-  );
-  for (const r of results) {
-    const verbs = Object.entries(r.byVerb)
-      .filter(([, perServer]) => perServer > 0)
-      .map(([verb, perServer]) => `${verb} ${perServer.toFixed(2)}`)
-      .join(', ');
-    console.log(
-      [
-        String(r.n).padStart(5),
-        r.floorSeconds.toFixed(1).padStart(10),
-        r.readySeconds.toFixed(1).padStart(13),
-        (r.readySeconds / r.floorSeconds).toFixed(2).padStart(6),
-        r.peakRssMb.toFixed(0).padStart(15),
-        r.requestsPerObject.toFixed(2).padStart(16),
-        r.writesPerObject.toFixed(2).padStart(14),
-        r.statusWritesPerObject.toFixed(2).padStart(21),
-        String(r.resyncPasses).padStart(14),
-        String(r.resyncWrites).padStart(14),
-        `  ${verbs}`,
-      ].join(' '),
-    );
-  }
+  printSummary(results);
+  printDetail(results);
 }
 
 await main();

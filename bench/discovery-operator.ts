@@ -30,6 +30,7 @@ import {
   createServers,
   peakRssMb,
   pool,
+  rssMb,
   quiet,
   removeNamespace,
   startFixture,
@@ -68,6 +69,8 @@ interface Result {
   n: number;
   rounds: Round[];
   peakRssMb: number;
+  /** After the last round, quiet. */
+  rssMb: number;
 }
 
 /** Every server runs discovery again (a new value of the annotation); resolves when all ran. */
@@ -142,7 +145,12 @@ async function run(
       await drift();
       await rediscover(client, namespace, operator, names, 'drift');
     });
-    return { n, rounds: [first, same, drifted], peakRssMb: await peakRssMb(operator.pid) };
+    return {
+      n,
+      rounds: [first, same, drifted],
+      peakRssMb: await peakRssMb(operator.pid),
+      rssMb: await rssMb(operator.pid),
+    };
   } finally {
     await operator.stop();
     await removeNamespace(client, namespace);
@@ -169,7 +177,7 @@ console.log(
   `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, Node ${process.version}; load average ${load()}`,
 );
 console.log(
-  '    N  round        time (s)  servers/s  operator CPU (s)  API writes  writes/server  peak RSS (MiB)',
+  '    N  round        time (s)  servers/s  operator CPU (s)  API writes  writes/server  peak RSS (MiB)  RSS after (MiB)',
 );
 try {
   for (const n of sizes.length > 0 ? sizes : [1000]) {
@@ -194,6 +202,7 @@ function print(r: Result): void {
         String(x.writes).padStart(11),
         (x.writes / r.n).toFixed(2).padStart(14),
         r.peakRssMb.toFixed(0).padStart(15),
+        r.rssMb.toFixed(0).padStart(16),
       ].join(' '),
     );
   }

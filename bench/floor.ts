@@ -56,13 +56,17 @@ async function availableCount(client: KubeClient, namespace: string): Promise<nu
   }).length;
 }
 
-/** Seconds from the first POST until every one of the `n` Deployments is available. */
+/**
+ * Seconds from the first POST until every one of the `n` Deployments is available; `progress`
+ * hears how many are available each time they are counted.
+ */
 export async function floorSeconds(
   client: KubeClient,
   namespace: string,
   n: number,
   concurrency: number,
   spec: MCPServer['spec'],
+  progress: (available: number) => void = () => {},
 ): Promise<number> {
   const servers = await storedServers(client, namespace, n, spec);
   const started = Date.now();
@@ -79,7 +83,11 @@ export async function floorSeconds(
   });
   await waitUntil(
     `${n} floor Deployments available`,
-    async () => (await availableCount(client, namespace)) === n,
+    async () => {
+      const available = await availableCount(client, namespace);
+      progress(available);
+      return available === n;
+    },
     1_200_000,
   );
   return (Date.now() - started) / 1000;

@@ -1,10 +1,12 @@
 /**
  * What the operator benchmarks share: a control plane (the one KUBECONFIG names, or the local
- * one of test/cluster) with the MCPServer CRD applied, the operator as its own process (`node src/cli.ts controller`) with its
+ * one of test/cluster) with the MCPServer CRD applied, the operator as its own process (`node dist/cli.js controller`, built first) with its
  * /metrics read as counters, its peak RSS and CPU time from /proc, and the discovery fixture
  * processes (bench/discovery-servers.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,7 +16,14 @@ import { KIND } from '../src/api/names.ts';
 import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import { connect, isNotFound, type KubeClient } from '../src/kube/client.ts';
 import { loadClientConfig } from '../src/kube/config.ts';
-import { NAMESPACE, collectionPath, objectPath, type ResourceType } from '../src/kube/resources.ts';
+import {
+  NAMESPACE,
+  SERVICE,
+  collectionPath,
+  objectPath,
+  type KubeObject,
+  type ResourceType,
+} from '../src/kube/resources.ts';
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
@@ -42,10 +51,22 @@ export async function counters(url: string) {
   };
 }
 
+async function statusKb(pid: number, field: string): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? 0);
+}
+
 /** Peak resident set size of a process (Linux VmHWM), in MiB. */
 export async function peakRssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  return Number(/^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) / 1024;
+  return (await statusKb(pid, 'VmHWM')) / 1024;
+}
+
+/**
+ * Resident set size now (Linux VmRSS), in MiB: once the work is done, what stays. The peak
+ * also holds garbage V8 had not collected yet.
+ */
+export async function rssMb(pid: number): Promise<number> {
+  return (await statusKb(pid, 'VmRSS')) / 1024;
 }
 
 /** CPU time (user + system) a process has used so far, in seconds (Linux /proc/<pid>/stat). */
@@ -117,6 +138,40 @@ export async function readyCount(client: KubeClient, namespace: string): Promise
   ).length;
 }
 
+/**
+ * How a count of finished objects grew over time, from the polls that watched it: the seconds
+ * at which a fraction of `n` was first reached show whether the rate falls as more exist.
+ */
+export class Progress {
+  readonly #n: number;
+  readonly #started = Date.now();
+  readonly #samples: { seconds: number; count: number }[] = [];
+
+  constructor(n: number) {
+    this.#n = n;
+  }
+
+  record(count: number): void {
+    this.#samples.push({ seconds: (Date.now() - this.#started) / 1000, count });
+  }
+
+  /** Seconds until `fraction` of n were counted. */
+  at(fraction: number): number {
+    const wanted = Math.ceil(fraction * this.#n);
+    return this.#samples.find((s) => s.count >= wanted)?.seconds ?? Number.NaN;
+  }
+}
+
+/** CPU seconds of each process so far, by name. */
+export async function cpuByName(
+  processes: readonly { name: string; pid: number }[],
+): Promise<Record<string, number>> {
+  const entries = await Promise.all(
+    processes.map(async (p) => [p.name, await cpuSeconds(p.pid).catch(() => 0)] as const),
+  );
+  return Object.fromEntries(entries);
+}
+
 /** Polls once a second: listing every MCPServer is itself load on the API server. */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number) {
   await waitFor(what, check, { timeoutMs, intervalMs: 1000 });
@@ -137,6 +192,8 @@ export async function quiet(url: string): Promise<Awaited<ReturnType<typeof coun
 export async function benchCluster(): Promise<{
   kubeconfig: string;
   client: KubeClient;
+  /** The local control plane's processes (none for a KUBECONFIG cluster), for their CPU time. */
+  components: { name: string; pid: number }[];
   stop(): Promise<void>;
 }> {
   const external = process.env.KUBECONFIG;
@@ -149,6 +206,7 @@ export async function benchCluster(): Promise<{
   return {
     kubeconfig,
     client,
+    components: plane?.components() ?? [],
     async stop() {
       client.close();
       await plane?.stop();
@@ -210,8 +268,23 @@ export function deleteNamespace(client: KubeClient, namespace: string): Promise<
   return client.request({ method: 'DELETE', path: objectPath(NAMESPACE, undefined, namespace) });
 }
 
-/** Deletes `namespace` and waits until the namespace controller has removed all of it. */
+/**
+ * Deletes `namespace` and waits until the namespace controller has removed all of it. Its
+ * Services go first, many at a time: Services have no deletecollection, so the namespace
+ * controller deletes them one by one, which takes minutes for thousands on a loaded machine.
+ */
 export async function removeNamespace(client: KubeClient, namespace: string): Promise<void> {
+  const services = await client.request<{ items: KubeObject[] }>({
+    method: 'GET',
+    path: collectionPath(SERVICE, namespace),
+  });
+  await pool(services.items, 32, (service) =>
+    client
+      .request({ method: 'DELETE', path: objectPath(SERVICE, namespace, service.metadata.name!) })
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      }),
+  );
   await deleteNamespace(client, namespace);
   await waitUntil(
     `namespace ${namespace} gone`,
@@ -235,8 +308,24 @@ export interface RunningOperator {
   crash(): Promise<void>;
 }
 
+let build: Promise<string> | undefined;
+
 /**
- * `mcp-operator controller` watching `namespace`, without leader election unless `flags` turn
+ * The operator as it ships: compiled to dist/ (`npm run build`, what the image runs). Run from
+ * src/*.ts instead, Node's type stripping alone costs some 70 MiB of RSS and seconds of start.
+ */
+export function builtCli(): Promise<string> {
+  build ??= (async () => {
+    const root = join(import.meta.dirname, '..');
+    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')]);
+    return join(root, 'dist', 'cli.js');
+  })();
+  return build;
+}
+
+/**
+ * `mcp-operator controller` (the build, see builtCli) watching `namespace`, without leader election unless `flags` turn
  * it on (later flags win), its log in a temp file; ready (caches synced) when it returns.
  */
 export async function startOperatorProcess(
@@ -247,6 +336,7 @@ export async function startOperatorProcess(
 ): Promise<RunningOperator> {
   const operator = await OperatorProcess.start({
     name: `${namespace}-${name}`,
+    cli: await builtCli(),
     args: [`--namespaces=${namespace}`, '--no-leader-elect', ...flags],
     kubeconfig: { path: kubeconfig },
   });

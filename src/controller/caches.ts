@@ -13,7 +13,7 @@
  *   a changed baseline ConfigMap (spec.tools.approved.configMapRef) is read again. A Secret an
  *   MCPServer controls (its discovery token) maps to it. No Secret value is ever cached.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
   KIND,
@@ -54,6 +54,36 @@ export const RENDERED_TYPES: Record<RenderedKind, ResourceType> = {
   Service: SERVICE,
   Deployment: DEPLOYMENT,
 };
+
+/**
+ * What reconcile reads of a Pod: its labels (which server), scheduling and container states
+ * (readiness.ts), each container's image and the digest it runs (provenance.ts). The rest of a
+ * Pod, its spec above all, is most of its size and is not cached.
+ */
+export function podFacts(pod: Pod): Pod {
+  const { name, namespace, uid, resourceVersion, labels } = pod.metadata;
+  const containerFacts = (statuses: V1ContainerStatus[] | undefined) =>
+    statuses?.map(({ name, image, imageID, state, lastState, restartCount, ready }) => ({
+      name,
+      image,
+      imageID,
+      state,
+      lastState,
+      restartCount,
+      ready,
+    }));
+  return {
+    apiVersion: pod.apiVersion,
+    kind: pod.kind,
+    metadata: { name, namespace, uid, resourceVersion, labels },
+    spec: { containers: (pod.spec?.containers ?? []).map(({ name, image }) => ({ name, image })) },
+    status: {
+      conditions: pod.status?.conditions,
+      initContainerStatuses: containerFacts(pod.status?.initContainerStatuses),
+      containerStatuses: containerFacts(pod.status?.containerStatuses),
+    },
+  };
+}
 
 /** Index names. */
 export const BY_OWNER = 'owner';
@@ -125,6 +155,7 @@ export class Caches {
       ...common,
       resource: POD,
       labelSelector: managed,
+      transform: podFacts,
       indexers: {
         [BY_INSTANCE]: (pod) => [objectKey(pod.metadata.namespace, instanceOf(pod) ?? '')],
       },

@@ -48,6 +48,7 @@ import { SERVER_CONTAINER } from './render/containers.ts';
 import { type ProvenanceOutcome, provenanceOf } from './provenance.ts';
 import type { HandlerResult } from '../kube/queue.ts';
 import { computeStatus, statusDiffers } from './ready-status.ts';
+import { ProgressWrites, isProgressOnly, isProgressing } from './progress-writes.ts';
 import { findCondition } from '../api/v1alpha1/conditions.ts';
 import type { Condition } from '../api/core-v1.ts';
 import type { DiscoveryService } from '../discovery/service.ts';
@@ -92,9 +93,13 @@ const notReady = (reason: ReadyReason, message: string): Readiness => ({
 
 const describe = (obj: KubeObject): string => `${obj.kind}/${obj.metadata.name}`;
 
+/** A rollout in progress is told in status at most this often per server (ProgressWrites). */
+const PROGRESS_WRITE_INTERVAL_MS = 5_000;
+
 export class Reconciler {
   readonly #o: ReconcilerOptions;
   readonly #discoveryTokens: DiscoveryTokens;
+  readonly #progress = new ProgressWrites(PROGRESS_WRITE_INTERVAL_MS);
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
@@ -109,6 +114,7 @@ export class Reconciler {
     // Gone or going: the garbage collector deletes what we own (owner references).
     if (server === undefined || server.metadata.deletionTimestamp !== undefined) {
       this.#o.discovery.forget(key);
+      this.#progress.forget(key);
       return;
     }
     const log = this.#o.log.child({
@@ -146,25 +152,38 @@ export class Reconciler {
 
   async #apply(server: StoredMCPServer, desired: KubeObject[], log: Logger): Promise<Pass> {
     const pass: Pass = { applied: [], pruned: [], waiting: new Map() };
-    const token = await this.#discoveryTokens.ensure(server, log);
-    if (token.failure !== undefined) return { ...pass, failure: token.failure };
+    // A pod needs its ServiceAccount, ConfigMap and discovery token: those (and the Services)
+    // are written together, then the Deployment: two round trips for a new server.
+    const [token, failure] = await Promise.all([
+      this.#discoveryTokens.ensure(server, log),
+      this.#applyBatch(
+        server,
+        desired.filter((obj) => obj.kind !== 'Deployment'),
+        pass,
+        log,
+      ),
+    ]);
     if (token.created !== undefined) pass.applied.push(token.created);
-    // A pod needs its ServiceAccount and ConfigMap: those (and the Services) are applied
-    // together, then the Deployment. One round trip less per server than one at a time.
-    const batches = [
-      desired.filter((obj) => obj.kind !== 'Deployment'),
-      desired.filter((obj) => obj.kind === 'Deployment'),
-    ];
-    for (const batch of batches) {
-      const steps = await Promise.all(batch.map((obj) => this.#applyOne(server, obj, log)));
-      for (const [i, step] of steps.entries()) {
-        if (step === 'applied') pass.applied.push(describe(batch[i]!));
-        else if (typeof step === 'number') pass.waiting.set(batch[i]!.kind!, step);
-      }
-      const failure = steps.find((step) => typeof step === 'object');
-      if (failure !== undefined) return { ...pass, failure };
+    const first = token.failure ?? failure;
+    if (first !== undefined) return { ...pass, failure: first };
+    const deployment = desired.filter((obj) => obj.kind === 'Deployment');
+    const last = await this.#applyBatch(server, deployment, pass, log);
+    return last === undefined ? pass : { ...pass, failure: last };
+  }
+
+  /** Applies `batch` at once, noting in `pass` what it applied or waits for; the first failure. */
+  async #applyBatch(
+    server: StoredMCPServer,
+    batch: KubeObject[],
+    pass: Pass,
+    log: Logger,
+  ): Promise<Pass['failure']> {
+    const steps = await Promise.all(batch.map((obj) => this.#applyOne(server, obj, log)));
+    for (const [i, step] of steps.entries()) {
+      if (step === 'applied') pass.applied.push(describe(batch[i]!));
+      else if (typeof step === 'number') pass.waiting.set(batch[i]!.kind!, step);
     }
-    return pass;
+    return steps.find((step) => typeof step === 'object');
   }
 
   /**
@@ -281,13 +300,16 @@ export class Reconciler {
       ...withDiscovery(computed, found),
       ...(provenance.status === undefined ? {} : { provenance: provenance.status }),
     };
-    if (
-      !statusDiffers(server.status, next) &&
+    const sameRest =
       !discoveryDiffers(server.status, next) &&
-      isDeepStrictEqual(server.status?.provenance, next.provenance)
-    )
-      return 0;
-    const pendingKey = `status/${keyOf(server)}`;
+      isDeepStrictEqual(server.status?.provenance, next.provenance);
+    if (!statusDiffers(server.status, next) && sameRest) return 0;
+    const key = keyOf(server);
+    if (sameRest && isProgressOnly(server.status, next)) {
+      const hold = this.#progress.holdMs(key, Date.now());
+      if (hold > 0) return hold;
+    }
+    const pendingKey = `status/${key}`;
     // Without transition times: a pass on a cache that still lacks our last write computes
     // the same status with a later time, and must not write it again.
     const timeless = next.conditions.map(({ lastTransitionTime: _, ...rest }) => rest);
@@ -313,6 +335,7 @@ export class Reconciler {
     });
     this.#o.pending.record(pendingKey, digest);
     const ready = next.conditions[0]!;
+    this.#progress.written(key, isProgressing(ready), Date.now());
     log.info({ ready: ready.status, reason: ready.reason }, 'status written');
     // Told once the write went out: a pass on a stale cache recomputes the same change.
     for (const event of discoveryEvents(server.status, found)) {
@@ -322,7 +345,7 @@ export class Reconciler {
       log.warn({ change: provenance.news }, 'the same spec runs different code');
       void this.#o.recorder.record(server, 'Warning', 'CodeChanged', provenance.news);
       // Tools the new code lists are only known after a discovery run.
-      this.#o.discovery.rediscover(keyOf(server));
+      this.#o.discovery.rediscover(key);
     }
     return 0;
   }

@@ -16,6 +16,8 @@ export interface InformerOptions<T extends KubeObject> {
   namespaces: readonly string[];
   labelSelector?: string;
   metadataOnly?: boolean;
+  /** See ReflectorOptions.transform. */
+  transform?: (obj: T) => T;
   indexers?: Record<string, IndexFunc<T>>;
   onChange: (change: Change<T>) => void;
   log: Logger;
@@ -36,6 +38,7 @@ export class Informer<T extends KubeObject> {
           namespace,
           labelSelector: o.labelSelector,
           metadataOnly: o.metadataOnly,
+          transform: o.transform,
           store: this.store,
           onChange: o.onChange,
           log: o.log,

@@ -45,6 +45,11 @@ export interface ReflectorOptions<T extends KubeObject> {
   labelSelector?: string;
   /** Cache only metadata (PartialObjectMetadata): for kinds whose content we never read. */
   metadataOnly?: boolean;
+  /**
+   * Keeps only what the cache's readers use (client-go's TransformFunc): applied to every
+   * object before it is stored, so the fields it drops cost no memory.
+   */
+  transform?: (obj: T) => T;
   onChange?: (change: Change<T>) => void;
   backoff?: Backoff;
   pageSize?: number;
@@ -150,7 +155,7 @@ export class Reflector<T extends KubeObject> {
       });
       // Go encodes an empty slice of a metadata-only list as null.
       for (const item of page.items ?? []) {
-        const obj = slim(item, this.#o.resource);
+        const obj = this.#slim(item);
         items.set(keyOf(obj), obj);
       }
       continueToken = page.metadata.continue || undefined;
@@ -196,10 +201,15 @@ export class Reflector<T extends KubeObject> {
       const status = event.object as Status;
       throw new KubeApiError(`WATCH ${this.#path}`, status.code ?? 500, status);
     }
-    const obj = slim(event.object as T, this.#o.resource);
+    const obj = this.#slim(event.object as T);
     if (event.type === 'DELETED') this.#delete(obj);
     else if (event.type !== 'BOOKMARK') this.#upsert(obj);
     this.#resourceVersion = obj.metadata.resourceVersion;
+  }
+
+  #slim(obj: T): T {
+    const slimmed = slim(obj, this.#o.resource);
+    return this.#o.transform === undefined ? slimmed : this.#o.transform(slimmed);
   }
 
   #upsert(obj: T): void {

@@ -32,6 +32,8 @@ export interface OperatorOptions {
   namespace?: string;
   /** Where the log goes; a fresh temporary directory when absent. */
   dir?: string;
+  /** The entry point to run: src/cli.ts by default; benches run the build (dist/cli.js). */
+  cli?: string;
 }
 
 const running = new Set<OperatorProcess>();
@@ -52,7 +54,7 @@ export class OperatorProcess {
       name: o.name,
       command: process.execPath,
       args: [
-        CLI,
+        o.cli ?? CLI,
         'controller',
         ...o.args,
         '--metrics-address=127.0.0.1:0',
