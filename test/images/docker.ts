@@ -71,9 +71,9 @@ export interface EnsureDockerOptions {
   /** How long a dockerd started here may take to answer. */
   startTimeoutMs?: number;
   /**
-   * A private engine kept in this directory (its socket, pidfile, users, images and state), with
-   * no networking of its own, instead of the machine's: for tests of the engine's own lifecycle
-   * beside an engine that may already run.
+   * A private engine kept in this directory (its socket, pidfile, users, images and state) and
+   * in a network namespace of its own, instead of the machine's: for tests of the engine's own
+   * lifecycle beside the machine's engine, whose bridge (docker0) it must not touch.
    */
   home?: string;
 }
@@ -82,6 +82,8 @@ export interface EnsureDockerOptions {
 interface EngineHome {
   dir: string;
   socket: string;
+  /** dockerd's command line before its own flags. */
+  command: readonly [string, ...string[]];
   args: readonly string[];
 }
 
@@ -92,13 +94,14 @@ function engineHome(options: EnsureDockerOptions): EngineHome | undefined {
     return {
       dir: home,
       socket: own('docker.sock'),
-      args: ['--data-root', own('data'), '--exec-root', own('exec'), '--bridge', 'none'],
+      command: ['unshare', '--net', DOCKERD],
+      args: ['--data-root', own('data'), '--exec-root', own('exec')],
     };
   }
   // DOCKER_HOST naming another socket is someone else's engine.
   const socket = dockerSocket();
   return socket === dockerSocket({})
-    ? { dir: join(cacheRoot(), 'docker'), socket, args: [] }
+    ? { dir: join(cacheRoot(), 'docker'), socket, command: [DOCKERD], args: [] }
     : undefined;
 }
 
@@ -209,10 +212,11 @@ function sharedEngine(home: EngineHome, startedHere: boolean, use: string): Dock
 
 async function startDockerd(home: EngineHome, options: EnsureDockerOptions): Promise<void> {
   options.log?.(`starting dockerd (log: ${logFile(home)})`);
+  const [command, ...prefix] = home.command;
   const proc = startProcess({
     name: 'dockerd',
-    command: DOCKERD,
-    args: ['--pidfile', pidFile(home), '--host', `unix://${home.socket}`, ...home.args],
+    command,
+    args: [...prefix, '--pidfile', pidFile(home), '--host', `unix://${home.socket}`, ...home.args],
     logFile: logFile(home),
     shared: true,
   });

@@ -3,12 +3,13 @@
  * the engine stays for the others; the last one out stops it, whether it stops normally, is
  * interrupted, or was killed outright.
  *
- * Each test has a private engine of its own (its own socket, state and pidfile, no networking),
- * beside the machine's engine that the other container tests use.
+ * Each test has a private engine of its own (its own socket, state and pidfile, in a network
+ * namespace of its own), beside the machine's engine that the other container tests use: the
+ * machine's bridge must still be there afterwards.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,8 +52,13 @@ function enginePid(): number {
   return Number(readFileSync(join(home, 'dockerd.pid'), 'utf8').trim());
 }
 
+/** The machine engine's bridge (its containers' network), present or not. */
+const machineBridge = () => existsSync('/sys/class/net/docker0');
+let bridgeBefore: boolean;
+
 beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), 'engine-'));
+  bridgeBefore = machineBridge();
 });
 
 afterEach(async () => {
@@ -81,6 +87,7 @@ describe('the shared Docker engine', () => {
     await second.send('stop');
     expect(isAlive(pid)).toBe(false);
     expect(await answers()).toBe(false);
+    expect(machineBridge()).toBe(bridgeBefore);
   });
 
   it('is stopped by an interrupted run when it is the last user', async () => {
@@ -90,5 +97,6 @@ describe('the shared Docker engine', () => {
     await only.send('exit');
     await waitFor('the engine to stop', () => !isAlive(pid), { timeoutMs: 30_000 });
     expect(await answers()).toBe(false);
+    expect(machineBridge()).toBe(bridgeBefore);
   });
 });
