@@ -68,6 +68,7 @@ import {
   quiet,
   sampleCpu,
   startedProcesses,
+  stopStartedOnExit,
   treeRssMiB,
   waitGone,
 } from './processes.ts';
@@ -656,6 +657,7 @@ function printRow(name: string, sessions: number, result: Throughput): void {
 
 async function main(): Promise<void> {
   const server = [await everythingServer()];
+  stopStartedOnExit();
   console.log(`Scheduling: ${ownCpuGroup()}`);
   console.log(
     `tools/call ${CALL.name} on the Go SDK everything-server, ${SECONDS} s per cell, closed loop per session\n`,

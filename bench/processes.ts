@@ -171,11 +171,15 @@ export function ownCpuGroup(): string {
     return `WARNING: autogroup applies and no CPU cgroup could be made (${String(error)}): sessions of the bridge's children starve it`;
   }
   process.on('exit', () => {
-    try {
-      writeFileSync(join(root, 'cgroup.procs'), String(process.pid));
-      rmdirSync(group);
-    } catch {
-      // a process of the bench outlived it; the empty group is harmless
+    writeFileSync(join(root, 'cgroup.procs'), String(process.pid));
+    // Processes just signalled (stopStartedOnExit) leave it within moments.
+    for (let attempt = 0; attempt < 40; attempt++) {
+      try {
+        rmdirSync(group);
+        return;
+      } catch {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+      }
     }
   });
   return `in CPU cgroup ${group} (autogroup would give each MCP server session its own share)`;
@@ -187,4 +191,25 @@ function readOr(path: string): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * Ends every process the bench started when it exits, also on Ctrl-C or SIGTERM: children
+ * outlive a parent that dies, and a bench stopped half-way used to leave its servers (a bridge
+ * with a warm pool, supergateway) running, to share the cores with the next run. The tree is
+ * read first and signalled at once, so a bridge's children are reached before they are
+ * re-parented away.
+ */
+export function stopStartedOnExit(): void {
+  process.on('exit', () => {
+    for (const pid of startedProcesses()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => process.exit(signal === 'SIGINT' ? 130 : 143));
 }
