@@ -76,7 +76,11 @@ export interface UpstreamHooks {
   ): Promise<JsonRpcError | undefined> | undefined;
   /** Before a client notification reaches the child; an error refuses it (HTTP 400). */
   screenNotification?(notification: JsonRpcNotification): JsonRpcError | undefined;
-  /** A successful result on its way back to a session; `params` are the request's. */
+  /**
+   * A successful result on its way back to a session; `params` are the request's. Returns
+   * `result` itself when it changes nothing, a new object otherwise (never `result` changed in
+   * place): an unchanged result goes on as the child wrote it (wire-text.ts).
+   */
   transformResult?(
     method: string,
     result: Record<string, unknown>,
