@@ -24,7 +24,16 @@
  *
  *   node bench/bridge.ts [--seconds 3] [--sessions 1,16,128] [--only <target>] [--throughput-only]
  *
- * BENCH_BRIDGE_NODE_OPTIONS is passed to the bridge processes (e.g. `--cpu-prof`).
+ * BENCH_BRIDGE_NODE_OPTIONS is passed to the bridge processes (e.g. `--cpu-prof`); with
+ * BENCH_BRIDGE_OUTPUT (a file) their stdout and stderr are appended there (e.g. `--trace-gc`).
+ *
+ * Each cell measures its target alone: it starts once the processes of the cell before are gone
+ * (re-parented orphans included), measures after a warm-up long enough for V8 to optimise the
+ * hot paths of a freshly started server, and reports the CPU of everything else on the machine
+ * ("others"), so a cell that shared the cores with something is visible as such. The whole
+ * bench runs in a CPU cgroup of its own when the machine would otherwise schedule it by
+ * autogroup (bench/processes.ts ownCpuGroup): there, every MCP server the bridge starts in a
+ * session of its own would get the CPU share of the bridge and the client together.
  *
  * The stdio server for throughput is the Go SDK's conformance everything-server (small, so 128
  * copies fit in memory); for setup time it is server-everything from npm, whose Node start-up
@@ -36,7 +45,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { openSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +61,17 @@ import {
 } from '../src/bridge/pod-contract.ts';
 import { everythingServer } from '../test/bridge/go-server.ts';
 import { cpuSeconds } from './harness.ts';
+import {
+  cpuBetween,
+  ownCpuGroup,
+  processTree,
+  quiet,
+  sampleCpu,
+  startedProcesses,
+  stopStartedOnExit,
+  treeRssMiB,
+  waitGone,
+} from './processes.ts';
 import { CLI } from '../test/support/cli.ts';
 import { freePort } from '../test/support/ports.ts';
 
@@ -269,7 +289,9 @@ async function httpTarget(
 ): Promise<Target> {
   port ??= await freePort();
   const args = argv(port);
-  const child = spawn(args[0]!, args.slice(1), { stdio: 'ignore' });
+  const output = process.env.BENCH_BRIDGE_OUTPUT;
+  const log = output === undefined ? 'ignore' : openSync(output, 'a');
+  const child = spawn(args[0]!, args.slice(1), { stdio: ['ignore', log, log] });
   const url = `http://127.0.0.1:${port}${path}`;
   for (let i = 0; ; i++) {
     const up = await fetch(url, { method: 'OPTIONS' }).then(
@@ -409,9 +431,16 @@ interface Throughput {
   p99: number;
   /** CPU time of the target's own process per call, in µs (undefined: no such process). */
   cpuUs?: number;
+  /** CPU time of every process the bench started per call, in µs: servers and MCP servers. */
+  treeUs: number;
   /** CPU time of this load generator per call, in µs: what the client side costs. */
   clientUs: number;
+  /** CPU used meanwhile by processes the bench did not start, in % of one core. */
+  othersPercent: number;
 }
+
+/** The warm-up: long enough for V8 to optimise a fresh server's hot paths, and bounded. */
+const WARM_UP = { minMs: 500, minCalls: 2000, maxMs: 5000 };
 
 async function throughput(target: Target, sessions: number): Promise<Throughput> {
   const opened: Session[] = [];
@@ -423,38 +452,71 @@ async function throughput(target: Target, sessions: number): Promise<Throughput>
     );
   }
   const latencies: number[] = [];
+  let calls = 0;
   let measuring = false;
   let stop = false;
   const loop = async (session: Session) => {
     while (!stop) {
       const started = performance.now();
       await session.call();
+      calls++;
       if (measuring) latencies.push(performance.now() - started);
     }
   };
   const loops = opened.map(loop);
-  await new Promise((resolve) => setTimeout(resolve, 500)); // warm-up
+  const warming = performance.now();
+  while (
+    performance.now() - warming < WARM_UP.maxMs &&
+    (performance.now() - warming < WARM_UP.minMs || calls < WARM_UP.minCalls)
+  )
+    await new Promise((resolve) => setTimeout(resolve, 50));
   const cpu = () => (target.pid === undefined ? Promise.resolve(NaN) : cpuSeconds(target.pid));
   const cpuBefore = await cpu();
   const clientBefore = process.cpuUsage();
+  const sampleBefore = sampleCpu();
   measuring = true;
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
   measuring = false;
   const elapsed = (performance.now() - started) / 1000;
   const client = process.cpuUsage(clientBefore);
+  const clientSeconds = (client.user + client.system) / 1e6;
+  const split = cpuBetween(sampleBefore, sampleCpu(), clientSeconds);
   const cpuUsed = (await cpu()) - cpuBefore;
   stop = true;
   await Promise.all(loops);
   await Promise.all(opened.map((session) => session.close()));
   latencies.sort((a, b) => a - b);
+  const perCall = (seconds: number) => (seconds / latencies.length) * 1e6;
   return {
     rps: latencies.length / elapsed,
     p50: percentile(latencies, 0.5),
     p99: percentile(latencies, 0.99),
-    cpuUs: Number.isNaN(cpuUsed) ? undefined : (cpuUsed / latencies.length) * 1e6,
-    clientUs: (client.user + client.system) / latencies.length,
+    cpuUs: Number.isNaN(cpuUsed) ? undefined : perCall(cpuUsed),
+    treeUs: perCall(split.started),
+    clientUs: perCall(clientSeconds),
+    othersPercent: split.othersPercent,
   };
+}
+
+/**
+ * Stops a target and waits until every process it ran is gone (but those in `keep`, which
+ * outlive it), so that none of them works while the next cell is measured.
+ */
+async function stopAlone(target: Target, keep: readonly number[] = []): Promise<void> {
+  const ran = startedProcesses().filter((pid) => !keep.includes(pid));
+  await target.stop();
+  await waitGone(ran);
+}
+
+/** One cell: a fresh target, measured alone, stopped with all its processes. */
+async function cell(make: () => Promise<Target> | Target, sessions: number) {
+  await waitGone(startedProcesses());
+  await quiet();
+  const target = await make();
+  const result = await throughput(target, sessions);
+  await stopAlone(target);
+  return result;
 }
 
 /** Median time to open a session (initialize + initialized), with a pause so a pool refills. */
@@ -469,34 +531,6 @@ async function setupTime(target: Target, count = 5): Promise<number> {
   }
   times.sort((a, b) => a - b);
   return percentile(times, 0.5);
-}
-
-/** RSS of a process and all its descendants, in MiB. */
-function treeRssMiB(pid: number): number {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++)
-    for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
-  let kib = 0;
-  for (const member of tree) {
-    try {
-      kib += Number(
-        /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${member}/status`, 'utf8'))?.[1] ?? 0,
-      );
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return kib / 1024;
 }
 
 async function memoryPerSession(target: Target, sessions: number): Promise<number> {
@@ -526,12 +560,10 @@ async function statelessColumn(server: string[], sessions: Map<string, Throughpu
   for (const clients of CONCURRENCY) {
     for (const [name, make] of makers) {
       if (ONLY !== undefined && !name.includes(ONLY)) continue;
-      const target = await make();
-      const stateless = await throughput(
-        { ...target, open: () => Promise.resolve(new StatelessClient(target.url!)) },
-        clients,
-      );
-      await target.stop();
+      const stateless = await cell(async () => {
+        const target = await make();
+        return { ...target, open: () => Promise.resolve(new StatelessClient(target.url!)) };
+      }, clients);
       const session = sessions.get(`${name}/${clients}`);
       console.log(
         `${name.padEnd(20)}${String(clients).padStart(9)}${(session ? session.rps.toFixed(0) : '–').padStart(12)}${(session ? session.p50.toFixed(2) : '–').padStart(8)}${stateless.rps.toFixed(0).padStart(12)}${stateless.p50.toFixed(2).padStart(8)}${stateless.p99.toFixed(2).padStart(8)}`,
@@ -560,25 +592,20 @@ const proxy = (upstream: string) =>
  */
 async function proxyMode(binary: string): Promise<void> {
   console.log('\nProxy mode: the Go everything-server serving HTTP, direct and behind the bridge');
+  printHeader();
   const server = await goHttp(binary);
   for (const sessions of CONCURRENCY) {
     const direct = await throughput(server, sessions);
+    printRow('direct HTTP', sessions, direct);
     const front = await proxy(server.url!);
     const proxied = await throughput(front, sessions);
-    await front.stop();
-    for (const [name, result] of [
-      ['direct HTTP', direct],
-      ['bridge proxy', proxied],
-    ] as const) {
-      console.log(
-        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}`,
-      );
-    }
+    await stopAlone(front, processTree(server.pid!));
+    printRow('bridge proxy', sessions, proxied);
     console.log(
       `  ${String(sessions).padStart(3)} sessions: proxy p50 - direct HTTP p50 = ${(proxied.p50 - direct.p50).toFixed(3)} ms; proxy/direct req/s = ${(proxied.rps / direct.rps).toFixed(2)}x`,
     );
   }
-  await server.stop();
+  await stopAlone(server);
 }
 
 // --- run ---------------------------------------------------------------------------------
@@ -610,14 +637,32 @@ function printGoals(results: Map<string, Throughput>): void {
 
 const fmt = (n: number, digits = 2) => n.toFixed(digits).padStart(9);
 
+/**
+ * CPU per call: of the HTTP server process, of every process the bench started (the server
+ * with its MCP servers, or direct stdio's servers), of the load generator; and the CPU others
+ * on the machine used meanwhile, in % of a core.
+ */
+function printHeader(): void {
+  console.log(
+    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'µs/req: server'.padStart(16)}${'+MCP'.padStart(7)}${'client'.padStart(8)}${'others %'.padStart(10)}`,
+  );
+}
+
+function printRow(name: string, sessions: number, result: Throughput): void {
+  const server = result.cpuUs === undefined ? '' : result.cpuUs.toFixed(0);
+  console.log(
+    `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}${server.padStart(16)}${result.treeUs.toFixed(0).padStart(7)}${result.clientUs.toFixed(0).padStart(8)}${result.othersPercent.toFixed(0).padStart(10)}`,
+  );
+}
+
 async function main(): Promise<void> {
   const server = [await everythingServer()];
+  stopStartedOnExit();
+  console.log(`Scheduling: ${ownCpuGroup()}`);
   console.log(
     `tools/call ${CALL.name} on the Go SDK everything-server, ${SECONDS} s per cell, closed loop per session\n`,
   );
-  console.log(
-    `${'target'.padEnd(20)}${'sessions'.padStart(9)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'CPU µs/req'.padStart(12)}${'client µs/req'.padStart(15)}`,
-  );
+  printHeader();
   const results = new Map<string, Throughput>();
   const makers: [string, () => Promise<Target> | Target][] = [
     ['direct stdio', () => direct(server)],
@@ -634,14 +679,9 @@ async function main(): Promise<void> {
   for (const sessions of CONCURRENCY) {
     for (const [name, make] of makers) {
       if (ONLY !== undefined && !name.includes(ONLY)) continue;
-      const target = await make();
-      const result = await throughput(target, sessions);
-      await target.stop();
+      const result = await cell(make, sessions);
       results.set(`${name}/${sessions}`, result);
-      const cpu = result.cpuUs === undefined ? '' : fmt(result.cpuUs, 0);
-      console.log(
-        `${name.padEnd(20)}${String(sessions).padStart(9)}${fmt(result.rps, 0).padStart(10)}${fmt(result.p50)}${fmt(result.p99)}${cpu.padStart(12)}${fmt(result.clientUs, 0).padStart(15)}`,
-      );
+      printRow(name, sessions, result);
     }
   }
   console.log('\nA forwarded call against a direct one (same run):');
@@ -668,7 +708,7 @@ async function main(): Promise<void> {
   for (const [name, make] of setups) {
     const target = await make();
     const ms = await setupTime(target);
-    await target.stop();
+    await stopAlone(target);
     console.log(`  ${name.padEnd(24)}${fmt(ms, 1)} ms`);
   }
 
@@ -682,7 +722,7 @@ async function main(): Promise<void> {
     const target = await make();
     await (await target.open()).close(); // start whatever is shared first
     const mib = await memoryPerSession(target, count);
-    await target.stop();
+    await stopAlone(target);
     console.log(`  ${name.padEnd(24)}${fmt(mib, 3)} MiB`);
   }
   agent.destroy();

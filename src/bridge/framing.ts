@@ -9,6 +9,7 @@
  */
 
 import { classify, type JsonRpcMessage, type RequestId } from '../mcp/jsonrpc.ts';
+import { readAs } from './wire-text.ts';
 
 export type BadLineReason = 'too-large' | 'invalid-utf8' | 'not-json' | 'not-json-rpc';
 
@@ -115,10 +116,12 @@ export class JsonRpcLineDecoder {
       this.#bad('not-json', bytes.length, text);
       return;
     }
-    if (classify(value) === undefined) {
+    const kind = classify(value);
+    if (kind === undefined) {
       this.#bad('not-json-rpc', bytes.length, text);
       return;
     }
+    if (kind === 'response') readAs(value as JsonRpcMessage, text);
     this.#handlers.onMessage(value as JsonRpcMessage);
   }
 

@@ -2,6 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { errorResponse, type JsonRpcMessage, type RequestId } from '../mcp/jsonrpc.ts';
+import { jsonText } from './wire-text.ts';
 
 export type Headers = Record<string, string | number>;
 
@@ -12,7 +13,7 @@ export function replyJson(
   headers: Headers = {},
 ): void {
   if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(body);
+  const text = jsonText(body);
   res.writeHead(status, {
     ...headers,
     'content-type': 'application/json',

@@ -7,6 +7,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
+import { jsonText } from './wire-text.ts';
 
 /** Events kept per stream for replay; older ones are dropped first. */
 const RETAINED_EVENTS = 256;
@@ -47,7 +48,7 @@ export class EventStream {
 
   /** Appends a message; it goes out now if a connection is attached, else on the next one. */
   push(message: JsonRpcMessage): void {
-    this.#store(`data: ${JSON.stringify(message)}\n\n`);
+    this.#store(`data: ${jsonText(message)}\n\n`);
   }
 
   /**

@@ -40,6 +40,7 @@ import type { Caller } from './policy.ts';
 import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
+import { passedOn } from './wire-text.ts';
 
 /**
  * The client capability each server→client request needs (2025-11-25 basic/lifecycle,
@@ -75,7 +76,11 @@ export interface UpstreamHooks {
   ): Promise<JsonRpcError | undefined> | undefined;
   /** Before a client notification reaches the child; an error refuses it (HTTP 400). */
   screenNotification?(notification: JsonRpcNotification): JsonRpcError | undefined;
-  /** A successful result on its way back to a session; `params` are the request's. */
+  /**
+   * A successful result on its way back to a session; `params` are the request's. Returns
+   * `result` itself when it changes nothing, a new object otherwise (never `result` changed in
+   * place): an unchanged result goes on as the child wrote it (wire-text.ts).
+   */
   transformResult?(
     method: string,
     result: Record<string, unknown>,
@@ -533,18 +538,21 @@ export class Upstream {
     }
     this.#attachments.get(pending.session)?.inFlight.delete(idKey(pending.clientId));
     if (!response) return;
-    let restored = { ...response, id: pending.clientId } as JsonRpcResponse;
+    const restored = { ...response, id: pending.clientId } as JsonRpcResponse;
     if (!isErrorResponse(restored) && this.#hooks.transformResult) {
-      restored = {
-        ...restored,
-        result: this.#hooks.transformResult(
-          pending.method,
-          restored.result,
-          pending.params,
-          pending.caller,
-        ),
-      };
+      const result = this.#hooks.transformResult(
+        pending.method,
+        restored.result,
+        pending.params,
+        pending.caller,
+      );
+      if (result !== restored.result) {
+        pending.session.deliver({ ...restored, result }, pending.clientId);
+        return;
+      }
     }
+    // Unchanged but for its id: the child's line goes on as it came (wire-text.ts).
+    passedOn(response, pending.childId, restored, pending.clientId);
     pending.session.deliver(restored, pending.clientId);
   }
 
