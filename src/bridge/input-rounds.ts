@@ -165,13 +165,19 @@ export class InputRoundsTransport extends BaseTransport {
   }
 
   #fromServer(message: JsonRpcMessage, relatedTo: RequestId | undefined): void {
+    if (this.#meta === undefined) {
+      // Not translating: one comparison per message, and it goes on as it came.
+      if (this.#initialize && isResponse(message) && message.id === DISCOVER_ID) {
+        return this.#discovered(message);
+      }
+      return this.received(message, relatedTo);
+    }
     if (!isResponse(message) || message.id === null || message.id === undefined) {
       return this.received(
         message,
         relatedTo === undefined ? undefined : this.#clientId(relatedTo),
       );
     }
-    if (message.id === DISCOVER_ID) return this.#discovered(message);
     const rounds = this.#calls.get(idKey(message.id));
     if (!rounds) return this.received(message, relatedTo);
     this.#calls.delete(idKey(message.id));
