@@ -51,6 +51,7 @@ import {
   requestMeta,
   type ParamHeader,
 } from './request-metadata.ts';
+import { InputRoundsTransport } from './input-rounds.ts';
 import { BaseTransport, type Launcher, type Transport } from './transport.ts';
 
 export interface HttpUpstreamOptions {
@@ -260,11 +261,14 @@ class HttpSessionTransport extends BaseTransport {
       try {
         response = await request(this.#options.url, {
           method: 'POST',
-          headers: this.#headers({
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
+          // A request's own version, in `_meta`, outranks the session's (input-rounds.ts).
+          headers: {
+            ...this.#headers({
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+            }),
             ...this.#statelessHeaders(message),
-          }),
+          },
           body,
           signal,
           headersTimeout: bound,
@@ -590,11 +594,17 @@ export class HttpLauncher implements Launcher {
     this.#options = options;
   }
 
-  /** Nothing to start: the session begins with the client's `initialize`. */
+  /**
+   * Nothing to start: the session begins with the client's `initialize`. A handshake-era
+   * client may meet a server of 2026-07-28 here: input-rounds.ts translates between them.
+   */
   launch(): Promise<Transport> {
-    return Promise.resolve(
-      new HttpSessionTransport(this.#options, this.#agent, `upstream session ${++this.#count}`),
+    const session = new HttpSessionTransport(
+      this.#options,
+      this.#agent,
+      `upstream session ${++this.#count}`,
     );
+    return Promise.resolve(new InputRoundsTransport(session));
   }
 
   async close(): Promise<void> {

@@ -45,7 +45,7 @@ import type { SessionPort, Upstream } from './upstream.ts';
 import type { Caller } from './policy.ts';
 
 /** Handshake-era methods that 2026-07-28 removed (changelog, major changes 2, 4 and 5). */
-const REMOVED = new Set([
+export const REMOVED: ReadonlySet<string> = new Set([
   'initialize',
   'ping',
   'logging/setLevel',
