@@ -155,12 +155,20 @@ function checkedUrl(url: string): string {
 
 // --- 2026-07-28 -------------------------------------------------------------------------------
 
+/**
+ * The capabilities discovery declares to a 2026-07-28 server: those an agent may declare for
+ * input within a request. A server may list the tools that use them only to clients that
+ * declare them, and discovery must see every tool an agent can. Declaring them costs nothing:
+ * in 2026-07-28 a server asks for input only in the result of a call, and discovery calls none.
+ */
+const STATELESS_CLIENT_CAPABILITIES = { elicitation: { form: {} }, sampling: {} };
+
 /** Returns undefined when the server turns out to speak a handshake revision only. */
 async function discoverStateless(channel: Channel, limits: Limits): Promise<Discovery | undefined> {
   const meta = {
     [META.protocolVersion]: STATELESS_VERSION,
     [META.clientInfo]: limits.clientInfo,
-    [META.clientCapabilities]: {},
+    [META.clientCapabilities]: STATELESS_CLIENT_CAPABILITIES,
   };
   const exchange = exchanger(channel, (method) => ({
     [HEADER.protocolVersion]: STATELESS_VERSION,
