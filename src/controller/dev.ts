@@ -186,9 +186,14 @@ function table(servers: MCPServer[]): string {
 
 /**
  * The quick start on the local real node: the harness deploys it, then this waits until every
- * deployed server's tools are discovered (a `url` example points outside and is left as it is),
- * prints the servers and the next steps, and keeps the cluster until Ctrl-C.
+ * deployed server's tools are discovered, prints the servers and the next steps, and keeps the
+ * cluster until Ctrl-C. An example whose discovery needs something outside is left as it is: a
+ * `url` server, and a server behind OAuth, whose issuer no local cluster has.
  */
+function discoverableHere(server: MCPServer): boolean {
+  return server.spec.url === undefined && server.spec.oauth === undefined;
+}
+
 async function runStory(local: LocalCluster, clientConfig: ClientConfig): Promise<number> {
   const deployed = await clusterCli('deploy');
   if (deployed.code !== 0) return deployed.code;
@@ -201,8 +206,7 @@ async function runStory(local: LocalCluster, clientConfig: ClientConfig): Promis
     for (;;) {
       servers = (await client.request<{ items: MCPServer[] }>({ method: 'GET', path })).items;
       const pending = servers.filter(
-        (s) =>
-          s.spec.url === undefined && conditionOf(s, ConditionType.Discovered)?.status !== 'True',
+        (s) => discoverableHere(s) && conditionOf(s, ConditionType.Discovered)?.status !== 'True',
       );
       if (pending.length === 0 || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 2000));
@@ -210,7 +214,7 @@ async function runStory(local: LocalCluster, clientConfig: ClientConfig): Promis
   } finally {
     client.close();
   }
-  const name = servers.find((s) => s.spec.url === undefined)?.metadata?.name ?? 'everything';
+  const name = servers.find(discoverableHere)?.metadata?.name ?? 'everything';
   process.stderr.write(
     `\n${table(servers)}\n\n` +
       'The operator runs in its pod (namespace mcp-system), the servers in theirs, on the local\n' +
