@@ -11,7 +11,6 @@
 
 import type { ServerResponse } from 'node:http';
 import {
-  isErrorResponse,
   isNotification,
   isRequest,
   errorResponse,
@@ -109,11 +108,8 @@ class ChildSubscription implements SessionPort {
   deliver(message: JsonRpcMessage): void {
     if (isRequest(message)) return refuseUnrelated(this.#upstream, this, message);
     if (isNotification(message)) return;
-    // The answer ends the subscription. When that is the bridge's --request-timeout, not the
-    // child, listeners still waiting get a new one.
+    // The child ended the subscription (--request-timeout does not apply to it).
     this.#open = false;
-    const timedOut = isErrorResponse(message) && message.error.code === WIRE.REQUEST_TIMEOUT;
-    if (timedOut && this.#listeners > 0) this.#subscribe();
   }
 
   upstreamClosed(): void {

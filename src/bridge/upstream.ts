@@ -100,6 +100,13 @@ export interface UpstreamOptions {
   onRequestDone?: (method: string, outcome: Outcome, seconds: number) => void;
 }
 
+/**
+ * Requests whose answer is the end of a stream (2026-07-28 basic/patterns/subscriptions): the
+ * request timeout does not apply. Ending and reopening one would open a window in which the
+ * child's notifications go nowhere.
+ */
+const STREAMS = new Set(['subscriptions/listen']);
+
 interface Pending {
   childId: number;
   method: string;
@@ -114,7 +121,7 @@ interface Pending {
   account: Account;
   bytes: number;
   startedAt: number;
-  /** When it times out (performance.now() clock); progress moves it on. */
+  /** When it times out (performance.now() clock); progress moves it on. Infinity: never. */
   deadline: number;
   sent: boolean;
   settle?: (response: JsonRpcResponse) => void;
@@ -363,11 +370,13 @@ export class Upstream {
       account,
       bytes,
       startedAt,
-      deadline: startedAt + this.#options.requestTimeoutMs,
+      deadline: STREAMS.has(request.method)
+        ? Infinity
+        : startedAt + this.#options.requestTimeoutMs,
       sent: false,
     };
     this.#pending.set(childId, pending);
-    this.#armTimeouts(pending.deadline);
+    if (pending.deadline !== Infinity) this.#armTimeouts(pending.deadline);
     return pending;
   }
 
@@ -501,7 +510,8 @@ export class Upstream {
     const pending = typeof token === 'number' ? this.#pending.get(token) : undefined;
     if (!pending?.session || pending.clientProgressToken === undefined) return;
     // Progress shows the request is alive: it restarts the request's timeout.
-    pending.deadline = performance.now() + this.#options.requestTimeoutMs;
+    if (pending.deadline !== Infinity)
+      pending.deadline = performance.now() + this.#options.requestTimeoutMs;
     const params = { ...notification.params, progressToken: pending.clientProgressToken };
     pending.session.deliver({ ...notification, params }, pending.clientId);
   }

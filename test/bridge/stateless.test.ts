@@ -420,7 +420,8 @@ describe('2026-07-28 clients', () => {
 
   it('subscriptions/listen on a child that speaks 2026-07-28 outlives the request timeout', async () => {
     // The Go SDK everything-server answers 2026-07-28 itself: the bridge holds a subscription of
-    // its own on it, which --request-timeout ends and the bridge opens again.
+    // its own on it, which --request-timeout must not end (a reopened one would miss whatever
+    // the child sent in between).
     const bridge = await startTestBridge({
       command: [await everythingServer()],
       requestTimeoutMs: 1_000,
