@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import {
   KubeConfig,
@@ -195,7 +196,25 @@ function discoverableHere(server: MCPServer): boolean {
 }
 
 async function runStory(local: LocalCluster, clientConfig: ClientConfig): Promise<number> {
+  // With a listener, Ctrl-C no longer ends Node on the spot: it ends the story, and
+  // devCommand's `finally` stops the cluster it started, whenever Ctrl-C comes.
+  const interrupted = new AbortController();
+  const interrupt = () => interrupted.abort();
+  process.once('SIGINT', interrupt);
+  try {
+    return await tellStory(local, clientConfig, interrupted.signal);
+  } finally {
+    process.off('SIGINT', interrupt);
+  }
+}
+
+async function tellStory(
+  local: LocalCluster,
+  clientConfig: ClientConfig,
+  interrupted: AbortSignal,
+): Promise<number> {
   const deployed = await clusterCli('deploy');
+  if (interrupted.aborted) return 130;
   if (deployed.code !== 0) return deployed.code;
   const client = connect(clientConfig);
   const path = collectionPath(MCP_SERVER);
@@ -209,7 +228,8 @@ async function runStory(local: LocalCluster, clientConfig: ClientConfig): Promis
         (s) => discoverableHere(s) && conditionOf(s, ConditionType.Discovered)?.status !== 'True',
       );
       if (pending.length === 0 || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await sleep(2000, undefined, { signal: interrupted }).catch(() => undefined);
+      if (interrupted.aborted) return 130;
     }
   } finally {
     client.close();
@@ -230,7 +250,7 @@ async function runStory(local: LocalCluster, clientConfig: ClientConfig): Promis
   );
   // A pending signal listener does not keep Node running; the timer does, until Ctrl-C.
   const keepAlive = setInterval(() => {}, 60_000);
-  await new Promise((resolve) => process.once('SIGINT', resolve));
+  await new Promise((resolve) => interrupted.addEventListener('abort', resolve, { once: true }));
   clearInterval(keepAlive);
   return 0;
 }
