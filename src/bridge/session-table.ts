@@ -13,6 +13,7 @@ import { LATEST_HANDSHAKE_VERSION, STATELESS_VERSION } from '../mcp/versions.ts'
 import { META } from '../mcp/metadata.ts';
 import type { BridgeMetrics, RefusalBound } from './metrics.ts';
 import { Session } from './session.ts';
+import { holdChildSubscription, type Capabilities } from './stateless-listen.ts';
 import type { Launcher } from './transport.ts';
 import { Upstream, type UpstreamHooks } from './upstream.ts';
 
@@ -335,8 +336,10 @@ export class Bridge {
     const discover = await upstream.request('server/discover', { _meta: BRIDGE_REQUEST_META });
     const versions = isErrorResponse(discover) ? undefined : discover.result.supportedVersions;
     if (Array.isArray(versions) && versions.includes(STATELESS_VERSION)) {
-      const result = discover as { result: { capabilities?: Record<string, unknown> } };
-      this.#nativeCapabilities.set(upstream, result.result.capabilities ?? {});
+      const result = discover as { result: { capabilities?: Capabilities } };
+      const capabilities = result.result.capabilities ?? {};
+      this.#nativeCapabilities.set(upstream, capabilities);
+      holdChildSubscription(upstream, capabilities, BRIDGE_REQUEST_META);
       return upstream;
     }
     const crashed = upstream.isClosed;

@@ -75,9 +75,16 @@ export function refuseUnrelated(
   );
 }
 
+/** After a lost subscription, the first wait before the bridge opens a new one; it doubles. */
+const RESUBSCRIBE_MS = 1_000;
+const MAX_RESUBSCRIBE_MS = 30_000;
+
 /**
- * The bridge's own subscription on a child that speaks 2026-07-28, open while any listener
- * needs it.
+ * The bridge's own subscription on a child that speaks 2026-07-28, open while the bridge or any
+ * listener needs it. The bridge needs it for as long as the child runs: the policy and the
+ * change feed hear of a changed list only through it. One that ends while still needed (the
+ * child, or a broken HTTP stream, ended it) is opened again, and since notifications may have
+ * been missed in between, every list is taken as changed.
  */
 class ChildSubscription implements SessionPort {
   readonly id = `child-listen-${nextListener++}`;
@@ -86,6 +93,8 @@ class ChildSubscription implements SessionPort {
   readonly #meta: Record<string, unknown>;
   #listeners = 0;
   #open = false;
+  #retryMs = RESUBSCRIBE_MS;
+  #retry: NodeJS.Timeout | undefined;
 
   constructor(upstream: Upstream, meta: Record<string, unknown>) {
     this.#upstream = upstream;
@@ -94,7 +103,7 @@ class ChildSubscription implements SessionPort {
 
   join(): void {
     this.#listeners++;
-    if (!this.#open) this.#subscribe();
+    if (!this.#open && !this.#retry) this.#subscribe();
   }
 
   /** The last listener gone: detaching cancels the subscription in the child. */
@@ -102,18 +111,34 @@ class ChildSubscription implements SessionPort {
     this.#listeners--;
     if (this.#listeners > 0) return;
     this.#open = false;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
     this.#upstream.detach(this);
   }
 
   deliver(message: JsonRpcMessage): void {
     if (isRequest(message)) return refuseUnrelated(this.#upstream, this, message);
-    if (isNotification(message)) return;
-    // The child ended the subscription (--request-timeout does not apply to it).
+    if (isNotification(message)) {
+      if (message.method === 'notifications/subscriptions/acknowledged')
+        this.#retryMs = RESUBSCRIBE_MS;
+      return;
+    }
     this.#open = false;
+    if (this.#listeners === 0 || this.#upstream.isClosed) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      if (this.#listeners === 0 || this.#upstream.isClosed) return;
+      this.#subscribe();
+      this.#upstream.assumeListsChanged();
+    }, this.#retryMs);
+    this.#retry.unref();
+    this.#retryMs = Math.min(this.#retryMs * 2, MAX_RESUBSCRIBE_MS);
   }
 
   upstreamClosed(): void {
     this.#open = false;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
   }
 
   #subscribe(): void {
@@ -129,6 +154,30 @@ class ChildSubscription implements SessionPort {
 }
 
 const childSubscriptions = new WeakMap<Upstream, ChildSubscription>();
+
+function childSubscription(upstream: Upstream, meta: Record<string, unknown>): ChildSubscription {
+  let subscription = childSubscriptions.get(upstream);
+  if (!subscription) {
+    subscription = new ChildSubscription(upstream, meta);
+    childSubscriptions.set(upstream, subscription);
+  }
+  return subscription;
+}
+
+/**
+ * The bridge's own subscription on a child that speaks 2026-07-28 and may announce list
+ * changes, held for as long as the child runs. `meta`: the `_meta` of the bridge's requests.
+ */
+export function holdChildSubscription(
+  upstream: Upstream,
+  capabilities: Capabilities,
+  meta: Record<string, unknown>,
+): void {
+  const announces = ['tools', 'prompts', 'resources'].some(
+    (kind) => capabilities[kind]?.listChanged === true,
+  );
+  if (announces) childSubscription(upstream, meta).join();
+}
 
 export class Listener implements SessionPort {
   readonly id = `listen-${nextListener++}`;
@@ -174,13 +223,8 @@ export class Listener implements SessionPort {
     });
     this.#upstream.attach(this);
     if (this.#nativeMeta) {
-      let subscription = childSubscriptions.get(this.#upstream);
-      if (!subscription) {
-        subscription = new ChildSubscription(this.#upstream, this.#nativeMeta);
-        childSubscriptions.set(this.#upstream, subscription);
-      }
-      this.#childSubscription = subscription;
-      subscription.join();
+      this.#childSubscription = childSubscription(this.#upstream, this.#nativeMeta);
+      this.#childSubscription.join();
       return;
     }
     (this.#filter.resourceSubscriptions ?? []).forEach((uri, i) => {

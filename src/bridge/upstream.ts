@@ -107,6 +107,12 @@ export interface UpstreamOptions {
  */
 const STREAMS = new Set(['subscriptions/listen']);
 
+const LIST_CHANGES = [
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+];
+
 interface Pending {
   childId: number;
   method: string;
@@ -256,6 +262,15 @@ export class Upstream {
   }
 
   /** Sends a notification of the bridge itself to the child. */
+  /**
+   * Change notifications of the child may have been missed (the bridge's subscription on a
+   * child of 2026-07-28 was lost): whatever watches them takes every list as changed.
+   */
+  assumeListsChanged(): void {
+    for (const method of LIST_CHANGES)
+      this.#hooks.observeNotification?.({ jsonrpc: '2.0', method });
+  }
+
   notify(method: string, params?: Record<string, unknown>): void {
     this.#send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method });
   }
@@ -370,9 +385,7 @@ export class Upstream {
       account,
       bytes,
       startedAt,
-      deadline: STREAMS.has(request.method)
-        ? Infinity
-        : startedAt + this.#options.requestTimeoutMs,
+      deadline: STREAMS.has(request.method) ? Infinity : startedAt + this.#options.requestTimeoutMs,
       sent: false,
     };
     this.#pending.set(childId, pending);

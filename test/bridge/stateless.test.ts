@@ -3,7 +3,10 @@
  * name in headers) in front of a child that only knows the `initialize` handshake.
  */
 
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { toolDigest, type ToolLike } from '../../src/tools/digest.ts';
 import {
   connect,
   messagesOf,
@@ -11,9 +14,11 @@ import {
   SERVERS,
   sseEvents,
   startTestBridge,
+  tempDir,
   textOf,
 } from './harness.ts';
 import { everythingServer } from './go-server.ts';
+import { waitFor } from '../support/wait.ts';
 
 const VERSION = '2026-07-28';
 
@@ -465,6 +470,80 @@ describe('2026-07-28 clients', () => {
         params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'sub-2' } },
       },
     ]);
+  });
+
+  it('under Enforce, refuses a tool of a child that speaks 2026-07-28 from the first call after it changed, with no client listening', async () => {
+    // The child sends list_changed only on subscription streams: the bridge must hold one of
+    // its own, or a changed tool would pass until some client happened to list tools again.
+    const native = SERVERS.misbehaving('--native');
+    const listed = await json(
+      await modern((await startTestBridge({ command: native })).url, { method: 'tools/list' }),
+    );
+    const tools = listed.body.result!.tools as ToolLike[];
+    const file = join(await tempDir('policy'), 'policy.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        approved: tools.map((tool) => ({ name: tool.name, digest: toolDigest(tool) })),
+      }),
+    );
+    const bridge = await startTestBridge({ command: native, policyFile: file });
+    const echo = () =>
+      modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'hi' } },
+      });
+    expect(textOf((await json(await echo())).body.result)).toBe('hi');
+
+    const pulled = await json(
+      await modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'change-tools', arguments: {} },
+      }),
+    );
+    expect(textOf(pulled.body.result)).toBe('changed');
+    expect((await json(await echo())).body.error).toMatchObject({
+      code: -32602,
+      data: { reason: 'drifted', tool: 'echo' },
+    });
+  });
+
+  it('under Enforce, opens its subscription on a child that speaks 2026-07-28 again when it ends, and takes lists as changed meanwhile', async () => {
+    const native = SERVERS.misbehaving('--native');
+    const listed = await json(
+      await modern((await startTestBridge({ command: native })).url, { method: 'tools/list' }),
+    );
+    const tools = listed.body.result!.tools as ToolLike[];
+    const file = join(await tempDir('policy'), 'policy.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        approved: tools.map((tool) => ({ name: tool.name, digest: toolDigest(tool) })),
+      }),
+    );
+    const bridge = await startTestBridge({ command: native, policyFile: file });
+    const call = async (name: string, args: Record<string, unknown> = {}) =>
+      (
+        await json(
+          await modern(bridge.url, { method: 'tools/call', params: { name, arguments: args } }),
+        )
+      ).body;
+    const openSubscriptions = async () =>
+      (JSON.parse(textOf((await call('stats')).result)) as { subscriptions: number }).subscriptions;
+    expect(textOf((await call('echo', { text: 'hi' })).result)).toBe('hi');
+    expect(await openSubscriptions()).toBe(1);
+
+    // The child ends the bridge's subscription, then changes a tool while none is open.
+    expect(textOf((await call('end-subscriptions')).result)).toBe('ended');
+    expect(textOf((await call('change-tools')).result)).toBe('changed');
+    await waitFor(
+      'the bridge to subscribe again',
+      async () => (await openSubscriptions()) === 1 || undefined,
+    );
+    expect((await call('echo', { text: 'after' })).error).toMatchObject({
+      code: -32602,
+      data: { reason: 'drifted', tool: 'echo' },
+    });
   });
 
   it('serves 2026-07-28 and 2025-11-25 clients side by side', async () => {
