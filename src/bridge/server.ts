@@ -32,6 +32,9 @@ import type { Launcher } from './transport.ts';
 import { WatchedFile } from './watched-file.ts';
 import { metadataRoutes, startResourceServer, type OAuthOptions } from './oauth-setup.ts';
 
+/** Connections the kernel may hold for the bridge before it accepts them. */
+const LISTEN_BACKLOG = 4096;
+
 export interface BridgeOptions {
   host: string;
   port: number;
@@ -234,7 +237,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   server.headersTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, resolve);
+    // Node's default backlog (511) overflows when a burst of agents connect at once while the
+    // event loop is busy; the kernel then drops their handshakes, and some end in a reset.
+    // The kernel caps it at net.core.somaxconn.
+    server.listen({ port: options.port, host: options.host, backlog: LISTEN_BACKLOG }, resolve);
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
