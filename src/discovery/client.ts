@@ -156,19 +156,26 @@ function checkedUrl(url: string): string {
 // --- 2026-07-28 -------------------------------------------------------------------------------
 
 /**
- * The capabilities discovery declares to a 2026-07-28 server: those an agent may declare for
- * input within a request. A server may list the tools that use them only to clients that
- * declare them, and discovery must see every tool an agent can. Declaring them costs nothing:
- * in 2026-07-28 a server asks for input only in the result of a call, and discovery calls none.
+ * The capabilities discovery declares, in the handshake and to a 2026-07-28 server: those agents
+ * commonly declare. A server may list the tools that use them only to clients that declare them
+ * (server-everything registers seven such tools after `initialize`), and discovery must see every
+ * tool an agent can, or such tools could never be approved, and their drift would go unseen.
+ * Declaring them costs nothing: servers ask for input only within a tool call, and discovery
+ * calls none; a `roots/list` a server sends on its own goes unanswered until discovery ends
+ * the session moments later.
  */
-const STATELESS_CLIENT_CAPABILITIES = { elicitation: { form: {} }, sampling: {} };
+export const DISCOVERY_CLIENT_CAPABILITIES = {
+  roots: {},
+  sampling: {},
+  elicitation: { form: {}, url: {} },
+};
 
 /** Returns undefined when the server turns out to speak a handshake revision only. */
 async function discoverStateless(channel: Channel, limits: Limits): Promise<Discovery | undefined> {
   const meta = {
     [META.protocolVersion]: STATELESS_VERSION,
     [META.clientInfo]: limits.clientInfo,
-    [META.clientCapabilities]: STATELESS_CLIENT_CAPABILITIES,
+    [META.clientCapabilities]: DISCOVERY_CLIENT_CAPABILITIES,
   };
   const exchange = exchanger(channel, (method) => ({
     [HEADER.protocolVersion]: STATELESS_VERSION,
@@ -239,7 +246,7 @@ async function discoverWithHandshake(channel: Channel, limits: Limits): Promise<
   const exchange = exchanger(channel, () => sessionHeaders);
   const init = await exchange('initialize', {
     protocolVersion: LATEST_HANDSHAKE_VERSION,
-    capabilities: {},
+    capabilities: DISCOVERY_CLIENT_CAPABILITIES,
     clientInfo: limits.clientInfo,
   });
   // 2025-11-25 §Session Management 1-2: a session id comes with the InitializeResult.

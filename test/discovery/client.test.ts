@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { discover, type DiscoveryOptions } from '../../src/discovery/client.ts';
+import {
+  discover,
+  DISCOVERY_CLIENT_CAPABILITIES,
+  type DiscoveryOptions,
+} from '../../src/discovery/client.ts';
 import { OperatorError, type ErrorCode } from '../../src/errors.ts';
 import {
   type Running,
@@ -48,13 +52,24 @@ describe('against the reference server (server-everything, 2025-11-25 with sessi
     await everything.close();
   });
 
-  it('falls back to initialize and lists exactly the tools the SDK client sees', async () => {
+  it('falls back to initialize and lists exactly the tools an agent sees, those it shows only to agents that can answer its requests included', async () => {
     const discovered = await discover({ url: everything.url });
     expect(discovered.protocolVersion).toBe('2025-11-25');
     expect(discovered.serverInfo?.name).toBe('mcp-servers/everything');
     expect(discovered.capabilities).toHaveProperty('tools');
-    expect(discovered.tools.length).toBeGreaterThan(5);
-    expect(discovered.tools).toEqual(await sdkListTools(everything.url));
+    expect(discovered.tools).toEqual(
+      await sdkListTools(everything.url, undefined, DISCOVERY_CLIENT_CAPABILITIES),
+    );
+    const names = discovered.tools.map((tool) => tool.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'get-roots-list',
+        'trigger-sampling-request',
+        'trigger-elicitation-request',
+        'trigger-url-elicitation',
+      ]),
+    );
+    expect(discovered.tools.length).toBeGreaterThan((await sdkListTools(everything.url)).length);
   });
 
   it('closes the session it opened', async () => {

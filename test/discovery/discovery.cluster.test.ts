@@ -18,6 +18,7 @@ import { takeSnapshot } from '../../src/tools/snapshot.ts';
 import { SNAPSHOT_KEY } from '../../src/discovery/snapshot-configmap.ts';
 import { installCrd } from '../api/install-crd.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
+import { DISCOVERY_CLIENT_CAPABILITIES } from '../../src/discovery/client.ts';
 import { cluster, startOperator, writeCount } from '../controller/operator.ts';
 import { lastAttempt, requestDiscovery, waitForCondition } from './operator.ts';
 import {
@@ -64,7 +65,9 @@ describe('a url server', () => {
     const everything = await serve(startEverything());
     await k.create('everything', { url: everything.url });
     const server = await waitForCondition(k, 'everything', 'Discovered', 'True', 'Succeeded');
-    const listed = byName(await sdkListTools(everything.url));
+    const listed = byName(
+      await sdkListTools(everything.url, undefined, DISCOVERY_CLIENT_CAPABILITIES),
+    );
 
     const configMap = await k.core.readNamespacedConfigMap({
       name: 'everything-snapshot',

@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
 import { afterEach } from 'vitest';
@@ -325,8 +325,12 @@ export const hostile = {
  * Every tool a server lists, all pages, as the official SDK client sees them: the independent
  * reference for what discovery should have found.
  */
-export async function sdkListTools(url: string, token?: string): Promise<Tool[]> {
-  const client = new Client({ name: 'reference', version: '1.0.0' });
+export async function sdkListTools(
+  url: string,
+  token?: string,
+  capabilities: ClientCapabilities = {},
+): Promise<Tool[]> {
+  const client = new Client({ name: 'reference', version: '1.0.0' }, { capabilities });
   const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     requestInit: headers && { headers },
