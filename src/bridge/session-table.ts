@@ -127,8 +127,9 @@ class LazyUpstream {
   async get(): Promise<Upstream> {
     const current = this.#current;
     if (current) {
-      const upstream = await current.catch(() => undefined);
-      if (upstream && !upstream.isClosed) return upstream;
+      // A start that failed fails everyone who waited for it; only the next caller tries again.
+      const upstream = await current;
+      if (!upstream.isClosed) return upstream;
       if (this.#current === current) this.#current = undefined;
       return this.get();
     }

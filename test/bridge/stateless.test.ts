@@ -112,6 +112,29 @@ describe('2026-07-28 clients', () => {
     expect(bridge.bridge.sessionCount).toBe(0);
   });
 
+  it('takes a child that never answers server/discover for one of the handshake era, once the request times out', async () => {
+    const bridge = await startTestBridge({
+      command: SERVERS.misbehaving('--ignore', 'server/discover'),
+      requestTimeoutMs: 1_000,
+    });
+    const call = () =>
+      modern(bridge.url, {
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'x' } },
+      });
+    const [first, second] = await Promise.all([call(), call()]);
+    for (const answer of [first, second])
+      expect((await json(answer)).body.result).toMatchObject({
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'x' }],
+      });
+    expect((await json(await call())).body.result).toMatchObject({ resultType: 'complete' });
+    // Asked once: neither the concurrent request nor a later one waited for a timeout again.
+    expect(await bridge.metrics.registry.metrics()).toMatch(
+      /mcp_bridge_requests_total\{method="server\/discover",outcome="timeout"\} 1\n/,
+    );
+  });
+
   it('refuses headers that do not match the body with 400 and HeaderMismatch (-32020)', async () => {
     const bridge = await fixture();
     const echo = { method: 'tools/call', params: { name: 'echo', arguments: {} } };
