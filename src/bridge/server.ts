@@ -34,6 +34,8 @@ import { metadataRoutes, startResourceServer, type OAuthOptions } from './oauth-
 
 /** Connections the kernel may hold for the bridge before it accepts them. */
 const LISTEN_BACKLOG = 4096;
+/** Longer than the idle timeouts of common clients and load balancers (60 s). */
+const KEEP_ALIVE_MS = 65_000;
 
 export interface BridgeOptions {
   host: string;
@@ -235,6 +237,10 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   // SSE streams are long-lived; only the time to receive a request is bounded.
   server.requestTimeout = 60_000;
   server.headersTimeout = 30_000;
+  // Idle keep-alive connections are left for the client (or the load balancer in front) to
+  // close. With Node's 5 s, a client that reuses a connection as the bridge closes it gets a
+  // reset: under load the two timers fire together (seen in a test with a thousand sessions).
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // Node's default backlog (511) overflows when a burst of agents connect at once while the
