@@ -69,6 +69,19 @@ async function json(response: Response): Promise<{
 
 const fixture = () => startTestBridge({ command: SERVERS.misbehaving() });
 
+/** A bridge under Enforce, every tool approved as listed, in front of a child of 2026-07-28. */
+async function enforcedNativeChild() {
+  const native = SERVERS.misbehaving('--native');
+  const listed = await json(
+    await modern((await startTestBridge({ command: native })).url, { method: 'tools/list' }),
+  );
+  const tools = listed.body.result!.tools as ToolLike[];
+  const file = join(await tempDir('policy'), 'policy.json');
+  const approved = tools.map((tool) => ({ name: tool.name, digest: toolDigest(tool) }));
+  await writeFile(file, JSON.stringify({ approved }));
+  return startTestBridge({ command: native, policyFile: file });
+}
+
 describe('2026-07-28 clients', () => {
   it('server/discover: versions, capabilities, identity and instructions of the child', async () => {
     const bridge = await fixture();
@@ -498,19 +511,7 @@ describe('2026-07-28 clients', () => {
   it('under Enforce, refuses a tool of a child that speaks 2026-07-28 from the first call after it changed, with no client listening', async () => {
     // The child sends list_changed only on subscription streams: the bridge must hold one of
     // its own, or a changed tool would pass until some client happened to list tools again.
-    const native = SERVERS.misbehaving('--native');
-    const listed = await json(
-      await modern((await startTestBridge({ command: native })).url, { method: 'tools/list' }),
-    );
-    const tools = listed.body.result!.tools as ToolLike[];
-    const file = join(await tempDir('policy'), 'policy.json');
-    await writeFile(
-      file,
-      JSON.stringify({
-        approved: tools.map((tool) => ({ name: tool.name, digest: toolDigest(tool) })),
-      }),
-    );
-    const bridge = await startTestBridge({ command: native, policyFile: file });
+    const bridge = await enforcedNativeChild();
     const echo = () =>
       modern(bridge.url, {
         method: 'tools/call',
@@ -532,19 +533,7 @@ describe('2026-07-28 clients', () => {
   });
 
   it('under Enforce, opens its subscription on a child that speaks 2026-07-28 again when it ends, and takes lists as changed meanwhile', async () => {
-    const native = SERVERS.misbehaving('--native');
-    const listed = await json(
-      await modern((await startTestBridge({ command: native })).url, { method: 'tools/list' }),
-    );
-    const tools = listed.body.result!.tools as ToolLike[];
-    const file = join(await tempDir('policy'), 'policy.json');
-    await writeFile(
-      file,
-      JSON.stringify({
-        approved: tools.map((tool) => ({ name: tool.name, digest: toolDigest(tool) })),
-      }),
-    );
-    const bridge = await startTestBridge({ command: native, policyFile: file });
+    const bridge = await enforcedNativeChild();
     const call = async (name: string, args: Record<string, unknown> = {}) =>
       (
         await json(
