@@ -5,10 +5,12 @@
  * recorded (docs/bridge.md, "Change feed").
  *
  * `GET <CHANGES_PATH>?seen=<epoch>.<generation>,…&wait=<seconds>` with DISCOVERY_TOKEN_HEADER.
- * The bridge answers `{epoch, generation}` at once when its own pair is not among `seen`, and
- * otherwise when its generation moves or `wait` runs out. `seen` lists every bridge the caller
- * knows, so that replicas behind one Service, each with its own counter, do not look like
- * changes to each other.
+ * The bridge answers `{epoch, generation, packages}` at once when its own pair is not among
+ * `seen`, and otherwise when its generation moves, when it learns of a package it had not seen,
+ * or when `wait` runs out. `seen` lists every bridge the caller knows, so that replicas behind
+ * one Service, each with its own counter, do not look like changes to each other. `packages`
+ * are the packages its children's launchers (`npx`) last resolved, as the supervisor read them
+ * in the server container (supervisor.sh).
  */
 
 /** Served beside the MCP endpoint (the Service's port), like /healthz. */
@@ -58,4 +60,59 @@ function toMark(epoch: unknown, generation: unknown): ChangeMark | undefined {
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0)
     return undefined;
   return { epoch, generation };
+}
+
+/** Launchers that resolve a package when they start; the supervisor reports what they ran. */
+export const PACKAGE_LAUNCHERS = ['npx'] as const;
+
+/** A package a launcher resolved and ran: `npx @modelcontextprotocol/server-memory 2026.8.31`. */
+export interface ResolvedPackage {
+  launcher: (typeof PACKAGE_LAUNCHERS)[number];
+  name: string;
+  version: string;
+}
+
+/** Most packages one answer carries: one command runs one package, a rollout a few versions. */
+export const PACKAGES_MAX = 8;
+
+/** npm's package names (scoped or not, at most 214 characters), old names' capitals included. */
+export const PACKAGE_NAME_PATTERN =
+  '^(@[A-Za-z0-9~-][A-Za-z0-9._~-]*/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*$';
+export const PACKAGE_NAME_MAX = 214;
+/** A semver version with its pre-release and build parts. */
+export const PACKAGE_VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+-]*$';
+export const PACKAGE_VERSION_MAX = 64;
+
+const NAME = new RegExp(PACKAGE_NAME_PATTERN);
+const VERSION = new RegExp(PACKAGE_VERSION_PATTERN);
+
+/** A package as `<launcher> <name> <version>`, or undefined when it is not one. */
+export function toPackage(
+  launcher: unknown,
+  name: unknown,
+  version: unknown,
+): ResolvedPackage | undefined {
+  if (!PACKAGE_LAUNCHERS.includes(launcher as ResolvedPackage['launcher'])) return undefined;
+  if (typeof name !== 'string' || name.length > PACKAGE_NAME_MAX || !NAME.test(name))
+    return undefined;
+  if (typeof version !== 'string' || version.length > PACKAGE_VERSION_MAX || !VERSION.test(version))
+    return undefined;
+  return { launcher: launcher as ResolvedPackage['launcher'], name, version };
+}
+
+/** The packages of a bridge's answer, checked; entries that are not packages are skipped. */
+export function parsePackages(body: unknown): ResolvedPackage[] {
+  const list = (body as { packages?: unknown } | null)?.packages;
+  if (!Array.isArray(list)) return [];
+  return list.slice(0, PACKAGES_MAX).flatMap((entry: unknown) => {
+    const { launcher, name, version } = (entry ?? {}) as Record<string, unknown>;
+    return toPackage(launcher, name, version) ?? [];
+  });
+}
+
+/** Packages in one order, each once: equal lists of packages compare equal. */
+export function sortedPackages(packages: readonly ResolvedPackage[]): ResolvedPackage[] {
+  const key = (p: ResolvedPackage) => `${p.launcher} ${p.name} ${p.version}`;
+  const unique = new Map(packages.map((p) => [key(p), p]));
+  return [...unique.keys()].sort().map((k) => unique.get(k)!);
 }
