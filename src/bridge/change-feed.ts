@@ -24,13 +24,13 @@ import type { UpstreamHooks } from './upstream.ts';
 import { digestOf } from '../tools/digest.ts';
 import {
   CHANGES_MAX_WAIT_SECONDS,
-  PACKAGES_MAX,
   parseSeen,
   sortedPackages,
   type ChangeMark,
   type ResolvedPackage,
 } from '../mcp/change-feed.ts';
 import type { JsonRpcNotification } from '../mcp/jsonrpc.ts';
+import { PACKAGES_MAX } from '../resolved-package.ts';
 import { DISCOVERY_TOKEN_HEADER } from '../mcp/metadata.ts';
 
 /** tools/list pages remembered by cursor; a server with more pages is compared on these. */

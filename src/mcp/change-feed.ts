@@ -13,6 +13,16 @@
  * in the server container (supervisor.sh).
  */
 
+import {
+  PACKAGE_LAUNCHERS,
+  PACKAGE_NAME_MAX,
+  PACKAGE_NAME_PATTERN,
+  PACKAGE_VERSION_MAX,
+  PACKAGE_VERSION_PATTERN,
+  PACKAGES_MAX,
+  type PackageLauncher,
+} from '../resolved-package.ts';
+
 /** Served beside the MCP endpoint (the Service's port), like /healthz. */
 export const CHANGES_PATH = '/changes';
 
@@ -62,26 +72,12 @@ function toMark(epoch: unknown, generation: unknown): ChangeMark | undefined {
   return { epoch, generation };
 }
 
-/** Launchers that resolve a package when they start; the supervisor reports what they ran. */
-export const PACKAGE_LAUNCHERS = ['npx'] as const;
-
 /** A package a launcher resolved and ran: `npx @modelcontextprotocol/server-memory 2026.8.31`. */
 export interface ResolvedPackage {
-  launcher: (typeof PACKAGE_LAUNCHERS)[number];
+  launcher: PackageLauncher;
   name: string;
   version: string;
 }
-
-/** Most packages one answer carries: one command runs one package, a rollout a few versions. */
-export const PACKAGES_MAX = 8;
-
-/** npm's package names (scoped or not, at most 214 characters), old names' capitals included. */
-export const PACKAGE_NAME_PATTERN =
-  '^(@[A-Za-z0-9~-][A-Za-z0-9._~-]*/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*$';
-export const PACKAGE_NAME_MAX = 214;
-/** A semver version with its pre-release and build parts. */
-export const PACKAGE_VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+-]*$';
-export const PACKAGE_VERSION_MAX = 64;
 
 const NAME = new RegExp(PACKAGE_NAME_PATTERN);
 const VERSION = new RegExp(PACKAGE_VERSION_PATTERN);
@@ -92,12 +88,12 @@ export function toPackage(
   name: unknown,
   version: unknown,
 ): ResolvedPackage | undefined {
-  if (!PACKAGE_LAUNCHERS.includes(launcher as ResolvedPackage['launcher'])) return undefined;
+  if (!PACKAGE_LAUNCHERS.includes(launcher as PackageLauncher)) return undefined;
   if (typeof name !== 'string' || name.length > PACKAGE_NAME_MAX || !NAME.test(name))
     return undefined;
   if (typeof version !== 'string' || version.length > PACKAGE_VERSION_MAX || !VERSION.test(version))
     return undefined;
-  return { launcher: launcher as ResolvedPackage['launcher'], name, version };
+  return { launcher: launcher as PackageLauncher, name, version };
 }
 
 /** The packages of a bridge's answer, checked; entries that are not packages are skipped. */

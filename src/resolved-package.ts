@@ -1,0 +1,20 @@
+/**
+ * The package a launcher (`npx`) resolved when a stdio server started, as the supervisor reads
+ * it in the server container and status records it (docs/adr/0011). A shared leaf: the bridge's
+ * wire format (src/mcp/change-feed.ts) and the API (src/api) both check the same shapes.
+ */
+
+/** Launchers whose package the supervisor can tell. */
+export const PACKAGE_LAUNCHERS = ['npx'] as const;
+export type PackageLauncher = (typeof PACKAGE_LAUNCHERS)[number];
+
+/** Most packages recorded: one command runs one package, a rollout a few versions of it. */
+export const PACKAGES_MAX = 8;
+
+/** npm's package names (scoped or not, at most 214 characters), old names' capitals included. */
+export const PACKAGE_NAME_PATTERN =
+  '^(@[A-Za-z0-9~-][A-Za-z0-9._~-]*/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*$';
+export const PACKAGE_NAME_MAX = 214;
+/** A semver version with its pre-release and build parts. */
+export const PACKAGE_VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+-]*$';
+export const PACKAGE_VERSION_MAX = 64;
