@@ -18,3 +18,27 @@ export const PACKAGE_NAME_MAX = 214;
 /** A semver version with its pre-release and build parts. */
 export const PACKAGE_VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+-]*$';
 export const PACKAGE_VERSION_MAX = 64;
+
+/** A package a launcher resolved and ran: `npx @modelcontextprotocol/server-memory 2026.8.31`. */
+export interface ResolvedPackage {
+  launcher: PackageLauncher;
+  name: string;
+  version: string;
+}
+
+const NAME = new RegExp(PACKAGE_NAME_PATTERN);
+const VERSION = new RegExp(PACKAGE_VERSION_PATTERN);
+
+/** A package as `<launcher> <name> <version>`, or undefined when it is not one. */
+export function toPackage(
+  launcher: unknown,
+  name: unknown,
+  version: unknown,
+): ResolvedPackage | undefined {
+  if (!PACKAGE_LAUNCHERS.includes(launcher as PackageLauncher)) return undefined;
+  if (typeof name !== 'string' || name.length > PACKAGE_NAME_MAX || !NAME.test(name))
+    return undefined;
+  if (typeof version !== 'string' || version.length > PACKAGE_VERSION_MAX || !VERSION.test(version))
+    return undefined;
+  return { launcher: launcher as PackageLauncher, name, version };
+}

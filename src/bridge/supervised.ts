@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { operatorError } from '../errors.ts';
 import { childInFifo, childOutFifo, childPackageFile, CONTROL_FIFO } from './pod-contract.ts';
 import { StreamTransport, type Launcher, type Transport } from './transport.ts';
-import { toPackage, type ResolvedPackage } from '../mcp/change-feed.ts';
+import { toPackage, type ResolvedPackage } from '../resolved-package.ts';
 import type { JsonRpcMessage, RequestId } from '../mcp/jsonrpc.ts';
 
 const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;

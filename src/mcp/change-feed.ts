@@ -13,15 +13,9 @@
  * in the server container (supervisor.sh).
  */
 
-import {
-  PACKAGE_LAUNCHERS,
-  PACKAGE_NAME_MAX,
-  PACKAGE_NAME_PATTERN,
-  PACKAGE_VERSION_MAX,
-  PACKAGE_VERSION_PATTERN,
-  PACKAGES_MAX,
-  type PackageLauncher,
-} from '../resolved-package.ts';
+import { PACKAGES_MAX, toPackage, type ResolvedPackage } from '../resolved-package.ts';
+
+export type { ResolvedPackage };
 
 /** Served beside the MCP endpoint (the Service's port), like /healthz. */
 export const CHANGES_PATH = '/changes';
@@ -70,30 +64,6 @@ function toMark(epoch: unknown, generation: unknown): ChangeMark | undefined {
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0)
     return undefined;
   return { epoch, generation };
-}
-
-/** A package a launcher resolved and ran: `npx @modelcontextprotocol/server-memory 2026.8.31`. */
-export interface ResolvedPackage {
-  launcher: PackageLauncher;
-  name: string;
-  version: string;
-}
-
-const NAME = new RegExp(PACKAGE_NAME_PATTERN);
-const VERSION = new RegExp(PACKAGE_VERSION_PATTERN);
-
-/** A package as `<launcher> <name> <version>`, or undefined when it is not one. */
-export function toPackage(
-  launcher: unknown,
-  name: unknown,
-  version: unknown,
-): ResolvedPackage | undefined {
-  if (!PACKAGE_LAUNCHERS.includes(launcher as PackageLauncher)) return undefined;
-  if (typeof name !== 'string' || name.length > PACKAGE_NAME_MAX || !NAME.test(name))
-    return undefined;
-  if (typeof version !== 'string' || version.length > PACKAGE_VERSION_MAX || !VERSION.test(version))
-    return undefined;
-  return { launcher: launcher as PackageLauncher, name, version };
 }
 
 /** The packages of a bridge's answer, checked; entries that are not packages are skipped. */
