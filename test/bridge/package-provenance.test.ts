@@ -43,6 +43,7 @@ afterEach(async () => {
 /** The pod's server container running `npx -y <PACKAGE>`, and its bridge with a discovery token. */
 async function npxPod() {
   const registry = await startRegistry(PACKAGE, [OLD, NEW], OLD);
+  cleanups.push(() => registry.close());
   const cache = await tempDir('npm-cache');
   const supervisor = await startSupervisor(['npx', '-y', PACKAGE], {
     // Outside this project, whose node_modules has the package: npx would run that one.

@@ -9,7 +9,6 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach } from 'vitest';
 
 const UPSTREAM = 'https://registry.npmjs.org';
 
@@ -18,19 +17,15 @@ export interface LocalRegistry {
   url: string;
   /** The version `npx -y <package>` resolves from now on. */
   latest: string;
+  close(): Promise<void>;
 }
-
-const servers: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const close of servers.splice(0)) await close();
-});
 
 export async function startRegistry(
   name: string,
   versions: readonly string[],
   latest: string,
 ): Promise<LocalRegistry> {
-  const registry = { url: '', latest };
+  const registry: LocalRegistry = { url: '', latest, close: () => Promise.resolve() };
   const packument = `/${name.replace('/', '%2f')}`;
   const server = createServer((req, res) => {
     const path = req.url ?? '/';
@@ -48,13 +43,11 @@ export async function startRegistry(
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
+  registry.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
   registry.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return registry;
 }
