@@ -11,7 +11,12 @@
  * - `resources/read` of a URI the child lists as a resource is judged as that resource. Any other
  *   URI (a template's expansion, or one nobody lists) is read only when an approved, unchanged
  *   template matches it (RFC 6570, src/mcp/uri-template.ts), if templates are screened: a URI
- *   that matches only hidden templates, or none, is refused.
+ *   that matches only hidden templates, or none, is refused. `resources/subscribe` is judged as
+ *   a read of its URI: updates of a resource carry what reading it would.
+ * - `completion/complete` (2025-11-25 server/utilities/completion) completes the arguments of a
+ *   prompt or of a resource template, and its suggestions reach the model as the prompt's text
+ *   would: a `ref/prompt` is judged as `prompts/get` of that prompt, a `ref/resource` naming a
+ *   listed template as that template, any other `ref/resource` URI as a read of it.
  *
  * As for tools, every check reads the child's current lists (the bridge lists them itself when
  * it has no fresh list, and again after `notifications/prompts/list_changed` or
@@ -105,11 +110,25 @@ export class CatalogGate {
     };
   }
 
-  /** A client request: a refusal for a prompts/get or resources/read the policy does not allow. */
+  /** A client request: a refusal for a use of a prompt or resource the policy does not allow. */
   screen(request: JsonRpcRequest): Promise<JsonRpcError | undefined> | undefined {
-    if (request.method === 'prompts/get') return this.#screenPrompt(request);
-    if (request.method === 'resources/read') return this.#screenRead(request);
-    return undefined;
+    switch (request.method) {
+      case 'prompts/get':
+        return this.#screenPrompt(request, request.params?.name, 'Prompt', 'params.name');
+      case 'resources/read':
+        return this.#screenRead(request, request.params?.uri, 'Resource read', 'params.uri');
+      case 'resources/subscribe':
+        return this.#screenRead(
+          request,
+          request.params?.uri,
+          'Resource subscription',
+          'params.uri',
+        );
+      case 'completion/complete':
+        return this.#screenCompletion(request);
+      default:
+        return undefined;
+    }
   }
 
   /** A list result of one of the kinds, its refused entries left out unless `filter` is false. */
@@ -137,9 +156,13 @@ export class CatalogGate {
     }
   }
 
-  async #screenPrompt(request: JsonRpcRequest): Promise<JsonRpcError | undefined> {
-    const name = request.params?.name;
-    if (typeof name !== 'string') return this.#invalid(request, 'Prompt', 'params.name');
+  async #screenPrompt(
+    request: JsonRpcRequest,
+    name: unknown,
+    what: string,
+    param: string,
+  ): Promise<JsonRpcError | undefined> {
+    if (typeof name !== 'string') return this.#invalid(request, what, `${param} must be a string`);
     const policy = this.#policy();
     if (policy !== undefined && policy.prompts === undefined) return undefined;
     const denial = await this.#decide(policy, 'prompts', name);
@@ -148,14 +171,50 @@ export class CatalogGate {
     );
   }
 
-  async #screenRead(request: JsonRpcRequest): Promise<JsonRpcError | undefined> {
-    const uri = request.params?.uri;
-    if (typeof uri !== 'string') return this.#invalid(request, 'Resource read', 'params.uri');
+  async #screenRead(
+    request: JsonRpcRequest,
+    uri: unknown,
+    what: string,
+    param: string,
+  ): Promise<JsonRpcError | undefined> {
+    if (typeof uri !== 'string') return this.#invalid(request, what, `${param} must be a string`);
     const policy = this.#policy();
     if (policy && policy.resources === undefined && policy.resourceTemplates === undefined)
       return undefined;
     const denial = await this.#decideRead(policy, uri);
     return denial && this.#refuse(request, `Resource ${JSON.stringify(uri)}`, denial, { uri });
+  }
+
+  async #screenCompletion(request: JsonRpcRequest): Promise<JsonRpcError | undefined> {
+    const ref = request.params?.ref;
+    const { type, name, uri } = (typeof ref === 'object' && ref !== null ? ref : {}) as Record<
+      string,
+      unknown
+    >;
+    if (type === 'ref/prompt')
+      return this.#screenPrompt(request, name, 'Completion', 'params.ref.name');
+    if (type !== 'ref/resource') {
+      const requirement = 'params.ref.type must be ref/prompt or ref/resource';
+      return this.#invalid(request, 'Completion', requirement);
+    }
+    if (typeof uri !== 'string')
+      return this.#invalid(request, 'Completion', 'params.ref.uri must be a string');
+    const policy = this.#policy();
+    if (policy !== undefined && policy.resourceTemplates === undefined)
+      return this.#screenRead(request, uri, 'Completion', 'params.ref.uri');
+    const templates = this.#listings.resourceTemplates;
+    if (policy !== undefined) await templates.current(uri);
+    if (!templates.has(uri) && templates.error === undefined)
+      return this.#screenRead(request, uri, 'Completion', 'params.ref.uri');
+    const current = {
+      listed: templates.has(uri),
+      digest: templates.digest(uri),
+      listError: templates.error,
+    };
+    const denial = decideItem(policy, 'resourceTemplates', uri, current);
+    return (
+      denial && this.#refuse(request, `Resource template ${JSON.stringify(uri)}`, denial, { uri })
+    );
   }
 
   /** `key` of `kind` against the child's current list. */
@@ -199,12 +258,12 @@ export class CatalogGate {
     return { reason: 'no-approved-template', message };
   }
 
-  #invalid(request: JsonRpcRequest, what: string, param: string): JsonRpcError {
+  #invalid(request: JsonRpcRequest, what: string, requirement: string): JsonRpcError {
     this.#onDenied('invalid-call');
     return errorResponse(
       request.id,
       WIRE.INVALID_PARAMS,
-      `${what} refused by the bridge policy: ${param} must be a string`,
+      `${what} refused by the bridge policy: ${requirement}`,
       { reason: 'invalid-call' },
     );
   }

@@ -6,7 +6,9 @@
  * - a child's `notifications/tools/list_changed` (2025-11-25 server/tools, "List Changed");
  * - a `tools/list` page whose tools differ from the same page as last listed, as when a new
  *   PerSession child resolved a newer package and never announced anything;
- * - an `initialize` answer whose serverInfo differs from the last one (a child of other code).
+ * - an `initialize` answer whose serverInfo differs from the last one (a child of other code);
+ * - a child whose launcher resolved another version of a package than the child before it
+ *   (`npx -y pkg` found a new release), as the supervisor read it (supervisor.sh).
  *
  * Each bumps a counter that discovery long-polls with the discovery token. The counter says
  * only "look again": discovery re-lists the tools itself, so a bridge that bumps for nothing
@@ -20,8 +22,15 @@ import { header } from './guards.ts';
 import { replyEmpty, replyText } from './replies.ts';
 import type { UpstreamHooks } from './upstream.ts';
 import { digestOf } from '../tools/digest.ts';
-import { CHANGES_MAX_WAIT_SECONDS, parseSeen, type ChangeMark } from '../mcp/change-feed.ts';
+import {
+  CHANGES_MAX_WAIT_SECONDS,
+  parseSeen,
+  sortedPackages,
+  type ChangeMark,
+  type ResolvedPackage,
+} from '../mcp/change-feed.ts';
 import type { JsonRpcNotification } from '../mcp/jsonrpc.ts';
+import { PACKAGES_MAX } from '../resolved-package.ts';
 import { DISCOVERY_TOKEN_HEADER } from '../mcp/metadata.ts';
 
 /** tools/list pages remembered by cursor; a server with more pages is compared on these. */
@@ -39,9 +48,16 @@ export class ChangeFeed {
   /** Per tools/list cursor ('' for the first page), the digest of the tools listed there. */
   readonly #pages = new Map<string, string>();
   #serverInfo: string | undefined;
+  /** Per launcher and package name, the package its latest child resolved. */
+  readonly #packages = new Map<string, ResolvedPackage>();
 
   get mark(): ChangeMark {
     return { epoch: this.epoch, generation: this.#generation };
+  }
+
+  /** What a new child would run: per package, the version last resolved. */
+  get packages(): ResolvedPackage[] {
+    return sortedPackages([...this.#packages.values()]);
   }
 
   get waiting(): number {
@@ -50,7 +66,25 @@ export class ChangeFeed {
 
   bump(): void {
     this.#generation++;
+    this.#wake();
+  }
+
+  #wake(): void {
     for (const wake of [...this.#waiters]) wake();
+  }
+
+  /**
+   * A child's package as the supervisor read it. Another version of a package seen before is a
+   * change; a package seen for the first time is no change, but those waiting hear of it.
+   */
+  observePackage(resolved: ResolvedPackage): void {
+    const key = `${resolved.launcher} ${resolved.name}`;
+    const before = this.#packages.get(key);
+    if (before?.version === resolved.version) return;
+    if (before === undefined && this.#packages.size >= PACKAGES_MAX) return;
+    this.#packages.set(key, resolved);
+    if (before === undefined) this.#wake();
+    else this.bump();
   }
 
   observeNotification(notification: JsonRpcNotification): void {
@@ -81,7 +115,10 @@ export class ChangeFeed {
     if (before !== undefined && before !== now) this.bump();
   }
 
-  /** Resolves once the mark is not among `seen`, after `ms`, or when `signal` fires. */
+  /**
+   * Resolves once the mark is not among `seen`, after `ms`, when `signal` fires, or when a new
+   * package is seen.
+   */
   async until(seen: readonly ChangeMark[], ms: number, signal: AbortSignal): Promise<void> {
     const known = () =>
       seen.some((m) => m.epoch === this.epoch && m.generation === this.#generation);
@@ -147,11 +184,14 @@ export function changesRoute(feed: ChangeFeed, token: DiscoveryToken | undefined
     const gone = new AbortController();
     res.once('close', () => gone.abort());
     await feed.until(seen, seconds * 1000, gone.signal);
-    replyJsonBody(res, feed.mark);
+    replyJsonBody(res, { ...feed.mark, packages: feed.packages });
   };
 }
 
-function replyJsonBody(res: ServerResponse, body: ChangeMark): void {
+function replyJsonBody(
+  res: ServerResponse,
+  body: ChangeMark & { packages: ResolvedPackage[] },
+): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
   res.writeHead(200, {

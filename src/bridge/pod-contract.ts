@@ -29,6 +29,13 @@ export const childInFifo = (id: string): string => `${id}.in`;
 export const childOutFifo = (id: string): string => `${id}.out`;
 
 /**
+ * After `resolved <id>` (the bridge sends it when the child's first message arrived), the
+ * supervisor writes `<id>.package`: `<launcher> <name> <version>` of the package the child's
+ * launcher resolved and runs, or nothing when it runs none (docs/adr/0011).
+ */
+export const childPackageFile = (id: string): string => `${id}.package`;
+
+/**
  * Environment variable the bridge reads the clients' bearer token from when no token file is
  * given (set it from a Secret with `secretKeyRef`). Never passed on to the server process.
  */

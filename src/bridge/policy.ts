@@ -115,7 +115,13 @@ const TOOLS: ListingKind = {
 };
 
 /** Requests the policy screens; sent as notifications, they cannot be (see refuseUnscreenable). */
-const SCREENED = new Set(['tools/call', 'prompts/get', 'resources/read']);
+const SCREENED = new Set([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'resources/subscribe',
+  'completion/complete',
+]);
 
 /** The policy filter for one upstream: the hooks it installs and the lists it keeps. */
 export class PolicyGate {

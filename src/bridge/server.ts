@@ -80,7 +80,7 @@ export interface RunningBridge {
   close(): Promise<void>;
 }
 
-function launcherFor(options: BridgeOptions): Launcher {
+function launcherFor(options: BridgeOptions, changes: ChangeFeed): Launcher {
   if (options.launcher) return options.launcher;
   if (options.upstream) {
     return new HttpLauncher({
@@ -92,7 +92,11 @@ function launcherFor(options: BridgeOptions): Launcher {
   }
   const common = { maxLineBytes: options.maxMessageBytes, graceMs: options.graceMs };
   if (options.supervisorDir)
-    return new SupervisedLauncher({ dir: options.supervisorDir, ...common });
+    return new SupervisedLauncher({
+      dir: options.supervisorDir,
+      ...common,
+      onPackage: (resolved) => changes.observePackage(resolved),
+    });
   const [command, ...args] = options.command ?? [];
   if (command === undefined)
     throw new Error('a command, a supervisor directory or an upstream URL is required');
@@ -115,7 +119,8 @@ async function loadPolicy(options: BridgeOptions): Promise<WatchedFile<BridgePol
 export async function startBridge(options: BridgeOptions): Promise<RunningBridge> {
   const { logger } = options;
   const metrics = createMetrics();
-  const launcher = launcherFor(options);
+  const changes = new ChangeFeed();
+  const launcher = launcherFor(options, changes);
   const pool =
     options.warmPool > 0 && options.sessionMode === 'PerSession'
       ? new WarmPool(launcher, options.warmPool, logger)
@@ -129,7 +134,6 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
   const oauth = options.oauth && (await startResourceServer(options.oauth, logger));
   const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
-  const changes = new ChangeFeed();
   metrics.observeChanges({
     generation: () => changes.mark.generation,
     waiting: () => changes.waiting,

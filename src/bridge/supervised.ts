@@ -10,13 +10,16 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants, open } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { operatorError } from '../errors.ts';
-import { childInFifo, childOutFifo, CONTROL_FIFO } from './pod-contract.ts';
+import { childInFifo, childOutFifo, childPackageFile, CONTROL_FIFO } from './pod-contract.ts';
 import { StreamTransport, type Launcher, type Transport } from './transport.ts';
+import { toPackage, type ResolvedPackage } from '../resolved-package.ts';
+import type { JsonRpcMessage, RequestId } from '../mcp/jsonrpc.ts';
 
 const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
 // A raw descriptor, not a FileHandle: the Socket owns and closes it (a FileHandle would try
@@ -29,7 +32,15 @@ export interface SupervisedOptions {
   maxLineBytes: number;
   /** How long a child may take to appear after `start`, and to exit after its stdin closed. */
   graceMs: number;
+  /** Told the package a child's launcher resolved, once the supervisor has read it. */
+  onPackage?: (resolved: ResolvedPackage) => void;
 }
+
+/** How long the supervisor may take to write `<id>.package` after `resolved <id>`. */
+const PACKAGE_WAIT_MS = 10_000;
+
+/** Longer content is no package line (a server container may write anything there). */
+const PACKAGE_LINE_MAX = 512;
 
 /**
  * Opens a FIFO without blocking, retrying while its counterpart is missing: ENOENT until the
@@ -102,6 +113,9 @@ class FifoTransport extends StreamTransport {
   readonly #graceMs: number;
   readonly #ended: Promise<void>;
   readonly #output: Socket;
+  readonly #dir: string;
+  readonly #onPackage: SupervisedOptions['onPackage'];
+  #answered = false;
 
   constructor(
     id: string,
@@ -116,6 +130,8 @@ class FifoTransport extends StreamTransport {
     this.#control = control;
     this.#graceMs = options.graceMs;
     this.#output = output;
+    this.#dir = options.dir;
+    this.#onPackage = options.onPackage;
     this.#ended = new Promise((resolve) => {
       // End of `<id>.out`: the child closed its stdout, which in practice means it exited.
       output.once('close', () => {
@@ -124,6 +140,44 @@ class FifoTransport extends StreamTransport {
         resolve();
       });
     });
+  }
+
+  /**
+   * The child's first message: its launcher has resolved and started the server, so the
+   * supervisor can now tell which package runs.
+   */
+  protected override received(message: JsonRpcMessage, relatedTo?: RequestId): void {
+    if (!this.#answered && this.#onPackage !== undefined) {
+      const told = this.#onPackage;
+      void this.#control
+        .send(`resolved ${this.#id}`)
+        .then(() => this.#readPackage())
+        .then((resolved) => resolved && told(resolved))
+        .catch(() => undefined);
+    }
+    this.#answered = true;
+    super.received(message, relatedTo);
+  }
+
+  /** `<id>.package` once the supervisor wrote it; undefined when it names no package. */
+  async #readPackage(): Promise<ResolvedPackage | undefined> {
+    const path = join(this.#dir, childPackageFile(this.#id));
+    const deadline = Date.now() + PACKAGE_WAIT_MS;
+    for (
+      let delay = 10;
+      !this.isClosed && Date.now() < deadline;
+      delay = Math.min(delay * 2, 250)
+    ) {
+      const text = await readHead(path, PACKAGE_LINE_MAX + 1);
+      if (text !== undefined) {
+        const fields = text.trim().split(' ');
+        return text.length > PACKAGE_LINE_MAX || fields.length !== 3
+          ? undefined
+          : toPackage(...(fields as [string, string, string]));
+      }
+      await sleep(delay);
+    }
+    return undefined;
   }
 
   /**
@@ -150,6 +204,21 @@ class FifoTransport extends StreamTransport {
     ]);
     timer.abort();
     return ended;
+  }
+}
+
+/** The first `bytes` of a file, or undefined while it does not exist. */
+async function readHead(path: string, bytes: number): Promise<string | undefined> {
+  const file = await openFile(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (file === undefined) return undefined;
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(bytes), 0, bytes, 0);
+    return buffer.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await file.close();
   }
 }
 

@@ -3,12 +3,14 @@
 #
 #   <dir>/busybox sh <dir>/supervisor.sh -- <command> [args...]
 #
-# It reads `start <id>` and `stop <id>` lines from the FIFO <dir>/control. `start` runs the
-# command in a process group of its own, with stdin on the FIFO <dir>/<id>.in and stdout on
-# <dir>/<id>.out; stderr stays the container's log. `stop` ends that whole group: SIGTERM, then
-# SIGKILL after a grace period. When the command exits by itself, whatever it left running in
-# its group is ended the same way. The command and its arguments are only ever expanded as
-# "$@", never re-parsed or interpolated.
+# It reads `start <id>`, `resolved <id>` and `stop <id>` lines from the FIFO <dir>/control.
+# `start` runs the command in a process group of its own, with stdin on the FIFO <dir>/<id>.in
+# and stdout on <dir>/<id>.out; stderr stays the container's log. `resolved` (the child has
+# answered) writes <dir>/<id>.package: the package the child's launcher resolved and runs
+# (see package_of_group). `stop` ends that whole group: SIGTERM, then SIGKILL after a grace
+# period. When the command exits by itself, whatever it left running in its group is ended the
+# same way. The command and its arguments are only ever expanded as "$@", never re-parsed or
+# interpolated.
 # See docs/adr/0002-stdio-bridge-sidecar.md; names must match src/bridge/pod-contract.ts.
 #
 # Environment:
@@ -102,6 +104,7 @@ supervise() {
   trap 'stopping=1; [ -z "$pid" ] || terminate' TERM
   "$bb" setsid -- "$@" <"$dir/$id.in" >"$dir/$id.out" &
   pid=$!
+  echo "$pid" >"$dir/$id.group"
   [ -z "$stopping" ] || terminate
   status=0
   # Woken by the server or the timer ending. `wait -n` is not POSIX, but busybox ash (the only
@@ -113,7 +116,7 @@ supervise() {
     [ -z "$timer" ] || alive "$timer" || break
   done
   end_group
-  "$bb" rm -f "$dir/$id.in" "$dir/$id.out" "$dir/$id.pid"
+  "$bb" rm -f "$dir/$id.in" "$dir/$id.out" "$dir/$id.pid" "$dir/$id.group" "$dir/$id.package"
   if [ -n "$stopping" ]; then
     log "$id: stopped"
   else
@@ -180,6 +183,72 @@ start() {
   echo "$!" >"$dir/$1.pid"
 }
 
+# In the background, so that the control FIFO is read on meanwhile. Written whole (a rename),
+# so the bridge never reads half a line; empty when the child runs no package we know.
+resolved() {
+  { [ -r "$dir/$1.group" ] && read -r group <"$dir/$1.group"; } || return 0
+  (
+    trap - TERM INT CHLD
+    line=$(package_of_group "$group")
+    printf '%s\n' "$line" >"$dir/$1.package.tmp" &&
+      "$bb" mv -f "$dir/$1.package.tmp" "$dir/$1.package"
+  ) &
+}
+
+# `npx <name> <version>` of the package a process of the group runs from the npx cache: npm
+# starts a package's bin as <cache>/_npx/<hash>/node_modules/.bin/<bin>, a link into the
+# package's directory, so that path is in the server process's arguments. Only what the child's
+# processes point at is read, never the command.
+package_of_group() {
+  for p in $("$bb" ls /proc); do
+    case $p in '' | *[!0-9]*) continue ;; esac
+    { read -r stat <"/proc/$p/stat"; } 2>/dev/null || continue
+    # After the command name in parentheses: state, parent, process group.
+    # shellcheck disable=SC2086 # split on purpose; set -f: no globbing
+    set -- ${stat##*) }
+    [ "${3-}" = "$group" ] || continue
+    found=$("$bb" tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | while IFS= read -r arg; do
+      npx_package "$arg" && break
+    done)
+    if [ -n "$found" ]; then
+      printf '%s' "$found"
+      return 0
+    fi
+  done
+}
+
+# The package an argument under <cache>/_npx/<hash>/node_modules/ belongs to, with the version
+# npm recorded in that install's hidden lockfile (node_modules/.package-lock.json, which npm
+# writes as JSON.stringify does with an indent of 2: one key per line).
+npx_package() {
+  case $1 in /*/_npx/*/node_modules/?*) ;; *) return 1 ;; esac
+  after=${1#*/_npx/}
+  install=${1%%/_npx/*}/_npx/${after%%/*}
+  rest=${1#"$install"/node_modules/}
+  case $rest in
+    .bin/*)
+      target=$("$bb" readlink "$install/node_modules/$rest") || return 1
+      case $target in
+        /*) rest=${target#"$install"/node_modules/} ;;
+        *) rest=${target#../} ;;
+      esac
+      ;;
+  esac
+  case $rest in
+    @*/*) scope=${rest%%/*} && tail=${rest#*/} && name=$scope/${tail%%/*} ;;
+    *) name=${rest%%/*} ;;
+  esac
+  case $name in '' | */ | *[!A-Za-z0-9@/._~-]*) return 1 ;; esac
+  # shellcheck disable=SC2016 # an awk program, not shell
+  version=$("$bb" awk -v key="    \"node_modules/$name\": {" '
+    $0 == key { inside = 1; next }
+    inside && /^      "version": "/ { v = $0; sub(/^ *"version": "/, "", v); sub(/",?$/, "", v); print v; exit }
+    inside && /^    }/ { exit }
+  ' "$install/node_modules/.package-lock.json" 2>/dev/null)
+  case $version in '' | *[!0-9A-Za-z.+-]*) return 1 ;; esac
+  printf 'npx %s %s' "$name" "$version"
+}
+
 stop() {
   [ -r "$dir/$1.pid" ] || return 0
   read -r monitor <"$dir/$1.pid" && kill -TERM "$monitor" 2>/dev/null
@@ -212,6 +281,7 @@ while :; do
   fi
   case $verb in
     start) start "$id" "$@" ;;
+    resolved) resolved "$id" ;;
     stop) stop "$id" ;;
     *) log "ignoring unknown control verb" ;;
   esac

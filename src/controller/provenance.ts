@@ -1,14 +1,16 @@
 /**
  * Which code produced the tools, and whether the same spec now runs different code: a pure
- * function of the spec, the status as it is, the server container's status in the pods, and
- * the serverInfo discovery found.
+ * function of the spec, the status as it is, the server container's status in the pods, the
+ * packages the bridges report, and the serverInfo discovery found.
  *
  * The image digest comes from the pod status `imageID` (what the node resolved the tag to),
- * never from the tag: a tag that moves to another digest is exactly what this catches. A
- * serverInfo that changes while the spec does not is the other case: an unpinned `npx -y pkg`
- * or `uvx pkg` that resolved a newer release when its pod restarted, reported by the child in
- * its `initialize` answer. Either is news only while the spec stays the same (a user who
- * changes the image expects other code).
+ * never from the tag: a tag that moves to another digest is exactly what this catches. The
+ * package version comes from the npx cache the child ran from (the supervisor reads it, the
+ * bridge's change feed reports it, docs/adr/0011): an unpinned `npx -y pkg` that resolved a
+ * newer release when its pod restarted is the other case, seen even when the server reports
+ * the same serverInfo (many report a fixed one). A serverInfo that changes is the last resort
+ * for what neither tells. Each is news only while the spec stays the same (a user who changes
+ * the image or the command expects other code).
  */
 
 import { isDeepStrictEqual } from 'node:util';
@@ -31,10 +33,13 @@ export interface ProvenanceInput {
   container: string;
   /** serverInfo as status.discovery will say it after this pass. */
   serverInfo: ServerInfo | undefined;
+  /** The packages the server's bridges report now; undefined when none has answered yet. */
+  packages: readonly ResolvedPackage[] | undefined;
   now: Date;
 }
 
 type ServerInfo = NonNullable<NonNullable<MCPServerStatus['discovery']>['serverInfo']>;
+type ResolvedPackage = NonNullable<ProvenanceStatus['packages']>[number];
 
 export interface ProvenanceOutcome {
   /** status.provenance; undefined when there is nothing to say. */
@@ -72,9 +77,22 @@ export function provenanceOf(input: ProvenanceInput): ProvenanceOutcome {
     input.previous?.observedGeneration === input.generation &&
     (before?.image ?? input.image) === input.image;
   const seen = imageDigests(input.pods, input.container, input.image);
-  // No pod reports an image yet (a restart in progress): the last ones seen still hold.
+  // No pod reports an image yet (a restart in progress): the last ones seen still hold. So do
+  // the last packages while no bridge has told any (the operator just started, a child is
+  // still resolving).
   const digests = seen.length > 0 ? seen : sameSpec ? (before?.imageDigests ?? []) : [];
-  const news = sameSpec ? codeNews(input, before?.imageDigests ?? [], digests) : undefined;
+  const reported = input.packages ?? [];
+  const packages = reported.length > 0 ? reported : sameSpec ? (before?.packages ?? []) : [];
+  const news = sameSpec
+    ? codeNews(
+        input,
+        { digests: before?.imageDigests ?? [], packages: before?.packages ?? [] },
+        {
+          digests,
+          packages,
+        },
+      )
+    : undefined;
   const codeChanged = news
     ? { since: metaTime(input.now), message: clip(news, MESSAGE_MAX) }
     : sameSpec
@@ -83,24 +101,44 @@ export function provenanceOf(input: ProvenanceInput): ProvenanceOutcome {
   const status: ProvenanceStatus = {
     ...(input.image === undefined ? {} : { image: input.image }),
     ...(digests.length === 0 ? {} : { imageDigests: digests }),
+    ...(packages.length === 0 ? {} : { packages: [...packages] }),
     ...(codeChanged === undefined ? {} : { codeChanged }),
   };
   return { status: Object.keys(status).length === 0 ? undefined : status, news };
 }
 
-function codeNews(
-  input: ProvenanceInput,
-  before: readonly string[],
-  now: readonly string[],
-): string | undefined {
-  const added = now.filter((digest) => !before.includes(digest));
-  if (before.length > 0 && added.length > 0) {
-    return `The image ${input.image} now runs as ${added.join(', ')} (was ${before.join(', ')}): the tag moved to other code while the spec stayed the same.`;
+interface Code {
+  digests: readonly string[];
+  packages: readonly ResolvedPackage[];
+}
+
+function codeNews(input: ProvenanceInput, before: Code, now: Code): string | undefined {
+  const added = now.digests.filter((digest) => !before.digests.includes(digest));
+  if (before.digests.length > 0 && added.length > 0) {
+    return `The image ${input.image} now runs as ${added.join(', ')} (was ${before.digests.join(', ')}): the tag moved to other code while the spec stayed the same.`;
   }
+  const resolved = packageNews(before.packages, now.packages);
+  if (resolved !== undefined) return resolved;
   const was = input.previous?.discovery?.serverInfo;
   const is = input.serverInfo;
   if (was !== undefined && is !== undefined && !isDeepStrictEqual(was, is)) {
     return `The server now reports ${describe(is)} (was ${describe(was)}) while the spec stayed the same: a command that resolves its package at start (npx, uvx) may have found a new release.`;
+  }
+  return undefined;
+}
+
+/** A package that now runs in a version not seen before, where another version ran. */
+function packageNews(
+  before: readonly ResolvedPackage[],
+  now: readonly ResolvedPackage[],
+): string | undefined {
+  const same = (a: ResolvedPackage, b: ResolvedPackage) =>
+    a.launcher === b.launcher && a.name === b.name;
+  for (const pkg of now) {
+    const earlier = before.filter((b) => same(b, pkg));
+    if (earlier.length === 0 || earlier.some((b) => b.version === pkg.version)) continue;
+    const was = earlier.map((b) => b.version).join(', ');
+    return `${pkg.launcher} now resolves ${pkg.name} to ${pkg.version} (was ${was}) while the spec stayed the same: the registry has a new release, and the command does not pin one.`;
   }
   return undefined;
 }

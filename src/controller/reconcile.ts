@@ -141,6 +141,7 @@ export class Reconciler {
       pods: this.#o.caches.pods.store.byIndex(BY_INSTANCE, keyOf(server)),
       container: SERVER_CONTAINER,
       serverInfo: found.discovery?.serverInfo,
+      packages: this.#o.discovery.packages(key),
       now: new Date(),
     });
     const statusWait = await this.#writeStatus(server, observed, found, provenance, log);

@@ -9,6 +9,10 @@
  * - A bridge without the feed (an older image: 404) is asked again after `absentMs`.
  * - Failures back off from `retryMs` up to `maxRetryMs`; the interval schedule still runs, so
  *   a broken watch costs speed, never a check.
+ *
+ * Each answer also says which packages the bridge's children's launchers resolved (`npx`); the
+ * watch keeps them per bridge, for status.provenance. A bridge not heard from for `packagesTtlMs`
+ * (a replica that is gone) no longer counts.
  */
 
 import type { Logger } from 'pino';
@@ -19,7 +23,10 @@ import {
   CHANGES_PATH,
   formatSeen,
   parseMark,
+  parsePackages,
+  sortedPackages,
   type ChangeMark,
+  type ResolvedPackage,
 } from '../mcp/change-feed.ts';
 import { DISCOVERY_TOKEN_HEADER } from '../mcp/metadata.ts';
 
@@ -34,12 +41,15 @@ export interface ChangeWatchOptions {
   dispatcher: Dispatcher;
   /** The bridge saw a change: discover the server. */
   onChange: (key: string) => void;
+  /** The packages the bridges report changed (`packages(key)`); nothing else may have. */
+  onPackages?: (key: string) => void;
   log: Logger;
   waitSeconds?: number;
   minGapMs?: number;
   retryMs?: number;
   maxRetryMs?: number;
   absentMs?: number;
+  packagesTtlMs?: number;
 }
 
 export const CHANGE_WATCH_DEFAULTS = {
@@ -48,6 +58,8 @@ export const CHANGE_WATCH_DEFAULTS = {
   retryMs: 1_000,
   maxRetryMs: 30_000,
   absentMs: 300_000,
+  packagesTtlMs: 600_000,
+  onPackages: (): void => undefined,
 };
 
 /** Slack over the asked wait before a poll counts as hung. */
@@ -59,6 +71,8 @@ const MAX_ANSWER_BYTES = 4096;
 interface Watch {
   endpoint: string;
   stop: AbortController;
+  /** Per bridge (epoch), the packages of its last answer and when it came. */
+  reported: Map<string, { packages: ResolvedPackage[]; at: number }>;
 }
 
 export class ChangeWatch {
@@ -77,9 +91,31 @@ export class ChangeWatch {
   watch(key: string, target: WatchTarget): void {
     if (this.#watches.get(key)?.endpoint === target.endpoint) return;
     this.unwatch(key);
-    const watch = { endpoint: target.endpoint, stop: new AbortController() };
+    const watch = { endpoint: target.endpoint, stop: new AbortController(), reported: new Map() };
     this.#watches.set(key, watch);
-    void this.#poll(key, target, watch.stop.signal);
+    void this.#poll(key, target, watch);
+  }
+
+  /**
+   * The packages `key`'s bridges heard from lately report, each once; undefined before the
+   * first answer.
+   */
+  packages(key: string): ResolvedPackage[] | undefined {
+    const watch = this.#watches.get(key);
+    return watch === undefined || watch.reported.size === 0 ? undefined : this.#current(watch);
+  }
+
+  #current(watch: Watch): ResolvedPackage[] {
+    const since = Date.now() - this.#o.packagesTtlMs;
+    for (const [epoch, { at }] of watch.reported) if (at < since) watch.reported.delete(epoch);
+    return sortedPackages([...watch.reported.values()].flatMap((r) => r.packages));
+  }
+
+  /** Keeps what a bridge reported; tells when that changes what `packages` says. */
+  #reported(key: string, watch: Watch, epoch: string, packages: ResolvedPackage[]): void {
+    const before = JSON.stringify(this.#current(watch));
+    watch.reported.set(epoch, { packages, at: Date.now() });
+    if (JSON.stringify(this.#current(watch)) !== before) this.#o.onPackages(key);
   }
 
   unwatch(key: string): void {
@@ -91,13 +127,14 @@ export class ChangeWatch {
     for (const key of [...this.#watches.keys()]) this.unwatch(key);
   }
 
-  async #poll(key: string, target: WatchTarget, signal: AbortSignal): Promise<void> {
+  async #poll(key: string, target: WatchTarget, watch: Watch): Promise<void> {
+    const signal = watch.stop.signal;
     const url = new URL(CHANGES_PATH, target.endpoint);
     const seen: ChangeMark[] = [];
     let token: string | undefined;
     let failures = 0;
     while (!signal.aborted) {
-      const pause = await this.#once(key, url, seen, signal, async () => {
+      const pause = await this.#once(key, watch, url, seen, async () => {
         token ??= await target.token(signal);
         return token;
       }).catch((error: unknown) => {
@@ -117,11 +154,12 @@ export class ChangeWatch {
   /** One poll; returns how long to pause before the next one. */
   async #once(
     key: string,
+    watch: Watch,
     url: URL,
     seen: ChangeMark[],
-    signal: AbortSignal,
     token: () => Promise<string | undefined>,
   ): Promise<number> {
+    const signal = watch.stop.signal;
     const presented = await token();
     if (presented === undefined) throw new TokenRefused('no discovery token');
     url.search = new URLSearchParams({
@@ -142,8 +180,10 @@ export class ChangeWatch {
     if (response.status === 401) throw new TokenRefused('the bridge refused the token');
     if (!response.ok || text.length > MAX_ANSWER_BYTES)
       throw new Error(`HTTP ${response.status} from the change feed`);
-    const mark = parseMark(JSON.parse(text));
+    const body: unknown = JSON.parse(text);
+    const mark = parseMark(body);
     if (mark === undefined) throw new Error('the change feed answered something else');
+    this.#reported(key, watch, mark.epoch, parsePackages(body));
     return this.#saw(key, seen, mark) ? this.#o.minGapMs : 0;
   }
 

@@ -260,9 +260,11 @@ export const approveCommand = command('approve', async (argv) => {
 /** What ran when the snapshot was taken, as status says: recorded with the approval. */
 function approvedProvenance(server: StoredMCPServer): ApprovedProvenance | undefined {
   const digests = server.status?.provenance?.imageDigests;
+  const packages = server.status?.provenance?.packages;
   const info = server.status?.discovery?.serverInfo;
   const provenance: ApprovedProvenance = {
     ...(digests?.length ? { imageDigests: digests } : {}),
+    ...(packages?.length ? { packages } : {}),
     ...(info === undefined ? {} : { serverInfo: info }),
   };
   return Object.keys(provenance).length === 0 ? undefined : provenance;
@@ -398,6 +400,7 @@ function statusText(server: StoredMCPServer): string {
     ...(provenance?.imageDigests === undefined
       ? []
       : [`  image: ${provenance.image ?? ''} = ${provenance.imageDigests.join(', ')}`]),
+    ...(provenance?.packages ?? []).map((p) => `  package: ${p.launcher} ${p.name} ${p.version}`),
     ...(provenance?.codeChanged === undefined
       ? []
       : [

@@ -29,6 +29,7 @@ import { ResultStore } from './results.ts';
 import { DiscoveryScheduler } from './scheduler.ts';
 import type { CHANGE_WATCH_DEFAULTS } from './change-watch.ts';
 import { ChangeWatch } from './change-watch.ts';
+import type { ResolvedPackage } from '../mcp/change-feed.ts';
 import { type DiscoveryStatusPart, discoveryStatus } from './discovery-status.ts';
 import { driftBasis, driftFrom, driftInputs } from './drift-basis.ts';
 import {
@@ -113,6 +114,9 @@ export class DiscoveryService {
         o.log.info({ key }, 'the bridge saw a change; discovering now');
         this.#scheduler.trigger(key);
       },
+      // Recorded in status.provenance by the next pass; a changed version asks for a discovery
+      // there (CodeChanged), as the feed's counter already did.
+      onPackages: o.enqueue,
       log: o.log,
       ...o.changeWatch,
     });
@@ -215,6 +219,11 @@ export class DiscoveryService {
       annotations?.[DISCOVER_ANNOTATION],
       secret === undefined ? undefined : this.#secretVersion(namespace, secret),
     ]);
+  }
+
+  /** The packages the server's bridges report (change-watch.ts); undefined when none told. */
+  packages(key: string): ResolvedPackage[] | undefined {
+    return this.#changes.packages(key);
   }
 
   /** Discover now: what the server runs changed (its provenance), whatever the schedule says. */

@@ -5,11 +5,17 @@
  * recorded (docs/bridge.md, "Change feed").
  *
  * `GET <CHANGES_PATH>?seen=<epoch>.<generation>,…&wait=<seconds>` with DISCOVERY_TOKEN_HEADER.
- * The bridge answers `{epoch, generation}` at once when its own pair is not among `seen`, and
- * otherwise when its generation moves or `wait` runs out. `seen` lists every bridge the caller
- * knows, so that replicas behind one Service, each with its own counter, do not look like
- * changes to each other.
+ * The bridge answers `{epoch, generation, packages}` at once when its own pair is not among
+ * `seen`, and otherwise when its generation moves, when it learns of a package it had not seen,
+ * or when `wait` runs out. `seen` lists every bridge the caller knows, so that replicas behind
+ * one Service, each with its own counter, do not look like changes to each other. `packages`
+ * are the packages its children's launchers (`npx`) last resolved, as the supervisor read them
+ * in the server container (supervisor.sh).
  */
+
+import { PACKAGES_MAX, toPackage, type ResolvedPackage } from '../resolved-package.ts';
+
+export type { ResolvedPackage };
 
 /** Served beside the MCP endpoint (the Service's port), like /healthz. */
 export const CHANGES_PATH = '/changes';
@@ -58,4 +64,21 @@ function toMark(epoch: unknown, generation: unknown): ChangeMark | undefined {
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0)
     return undefined;
   return { epoch, generation };
+}
+
+/** The packages of a bridge's answer, checked; entries that are not packages are skipped. */
+export function parsePackages(body: unknown): ResolvedPackage[] {
+  const list = (body as { packages?: unknown } | null)?.packages;
+  if (!Array.isArray(list)) return [];
+  return list.slice(0, PACKAGES_MAX).flatMap((entry: unknown) => {
+    const { launcher, name, version } = (entry ?? {}) as Record<string, unknown>;
+    return toPackage(launcher, name, version) ?? [];
+  });
+}
+
+/** Packages in one order, each once: equal lists of packages compare equal. */
+export function sortedPackages(packages: readonly ResolvedPackage[]): ResolvedPackage[] {
+  const key = (p: ResolvedPackage) => `${p.launcher} ${p.name} ${p.version}`;
+  const unique = new Map(packages.map((p) => [key(p), p]));
+  return [...unique.keys()].sort().map((k) => unique.get(k)!);
 }

@@ -213,12 +213,69 @@ describe('prompts and resources under Enforce, through the bridge', () => {
     expect(metrics).toMatch(/mcp_bridge_policy_denials_total\{reason="no-approved-template"\} 2/);
   });
 
+  it('refuses subscribing to a resource it would not let be read', async () => {
+    const { bridge } = await enforced();
+    const client = await connect(bridge.url);
+    await expect(client.subscribeResource({ uri: ARCHITECTURE })).resolves.toEqual({});
+    const hidden = await callError(client.subscribeResource({ uri: EXTENSION }));
+    expect(hidden.code).toBe(-32602);
+    expect(hidden.message).toContain(
+      `Resource "${EXTENSION}" is refused by the bridge policy: it is not approved (spec.tools.approved.resources)`,
+    );
+    expect(hidden.data).toEqual({ reason: 'not-approved', uri: EXTENSION });
+    const blob = 'demo://resource/dynamic/blob/7';
+    expect((await callError(client.subscribeResource({ uri: blob }))).data).toEqual({
+      reason: 'no-approved-template',
+      uri: blob,
+    });
+    await client.close();
+  });
+
+  it('refuses completing the arguments of a hidden prompt or resource template', async () => {
+    const { bridge } = await enforced();
+    const client = await connect(bridge.url);
+    const argument = { name: 'department', value: 'E' };
+    const prompt = await callError(
+      client.complete({ ref: { type: 'ref/prompt', name: 'completable-prompt' }, argument }),
+    );
+    expect(prompt.message).toContain(
+      'Prompt "completable-prompt" is refused by the bridge policy: it is not approved (spec.tools.approved.prompts)',
+    );
+    expect(prompt.data).toEqual({ reason: 'not-approved', prompt: 'completable-prompt' });
+    const template = await callError(
+      client.complete({
+        ref: { type: 'ref/resource', uri: BLOB_TEMPLATE },
+        argument: { name: 'resourceId', value: '1' },
+      }),
+    );
+    expect(template.message).toContain(
+      `Resource template "${BLOB_TEMPLATE}" is refused by the bridge policy: it is not approved (spec.tools.approved.resourceTemplates)`,
+    );
+    expect(template.data).toEqual({ reason: 'not-approved', uri: BLOB_TEMPLATE });
+    // The approved template's arguments are completed by the server.
+    const completed = await client.complete({
+      ref: { type: 'ref/resource', uri: TEXT_TEMPLATE },
+      argument: { name: 'resourceId', value: '1' },
+    });
+    expect(Array.isArray(completed.completion.values)).toBe(true);
+    await client.close();
+  });
+
   it('fails closed on a request it cannot screen', async () => {
     const { bridge } = await enforced();
     const session = await rawSession(bridge.url);
     const headers = { 'mcp-session-id': session };
-    for (const method of ['prompts/get', 'resources/read']) {
-      const params = { name: 'completable-prompt', uri: EXTENSION };
+    for (const method of [
+      'prompts/get',
+      'resources/read',
+      'resources/subscribe',
+      'completion/complete',
+    ]) {
+      const params = {
+        name: 'completable-prompt',
+        uri: EXTENSION,
+        ref: { type: 'ref/prompt', name: 'completable-prompt' },
+      };
       const sneaked = await post(bridge.url, { jsonrpc: '2.0', method, params }, headers);
       expect(sneaked.status).toBe(400);
       expect(((await sneaked.json()) as { error: { message: string } }).error.message).toBe(
@@ -238,6 +295,24 @@ describe('prompts and resources under Enforce, through the bridge', () => {
         error: {
           code: -32602,
           message: 'Resource read refused by the bridge policy: params.uri must be a string',
+          data: { reason: 'invalid-call' },
+        },
+      },
+    ]);
+    const unknownRef = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'completion/complete',
+      params: { ref: { type: 'ref/tool', name: 'x' }, argument: { name: 'a', value: '' } },
+    };
+    expect(await messagesOf(await post(bridge.url, unknownRef, headers))).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        error: {
+          code: -32602,
+          message:
+            'Completion refused by the bridge policy: params.ref.type must be ref/prompt or ref/resource',
           data: { reason: 'invalid-call' },
         },
       },

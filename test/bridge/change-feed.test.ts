@@ -93,7 +93,11 @@ describe('the change feed of the bridge', () => {
     await session.listTools();
     const waiting = poll(changes, `?wait=30&seen=${formatSeen([first])}`);
     await release(tools, [tool('v2')]);
-    expect(await (await waiting).json()).toEqual({ epoch: first.epoch, generation: 1 });
+    expect(await (await waiting).json()).toEqual({
+      epoch: first.epoch,
+      generation: 1,
+      packages: [],
+    });
   });
 });
 

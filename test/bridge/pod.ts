@@ -78,7 +78,7 @@ export interface Supervisor {
  */
 export async function startSupervisor(
   command: string[],
-  options: { dir?: string; env?: NodeJS.ProcessEnv; wrap?: string[] } = {},
+  options: { dir?: string; env?: NodeJS.ProcessEnv; wrap?: string[]; cwd?: string } = {},
 ): Promise<Supervisor> {
   const dir = options.dir ?? (await emptyDir());
   const [program, ...args] = [
@@ -89,6 +89,7 @@ export async function startSupervisor(
     stdio: ['ignore', 'ignore', 'pipe'] as const,
     detached: true,
     env: { ...process.env, [SUPERVISOR_GRACE_ENV]: '1', ...options.env },
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   const log: string[] = [];
   child.stderr

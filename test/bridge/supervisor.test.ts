@@ -60,7 +60,7 @@ function collect(transport: Transport) {
 }
 
 const childFiles = async (dir: string) =>
-  (await readdir(dir)).filter((name) => /^c.*\.(in|out|pid)$/.test(name));
+  (await readdir(dir)).filter((name) => /^c.*\.(in|out|pid|group|package)$/.test(name));
 
 describe('supervisor.sh', () => {
   it('passes the lint of shellcheck', () => {

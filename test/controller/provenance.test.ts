@@ -45,9 +45,13 @@ const run = (previous: MCPServerStatus | undefined, pods: V1Pod[], over = {}) =>
     pods,
     container: 'server',
     serverInfo: { name: 'files', version: '1.0.0' },
+    packages: undefined,
     now: NOW,
     ...over,
   });
+
+const MEMORY = '@modelcontextprotocol/server-memory';
+const npx = (version: string) => ({ launcher: 'npx' as const, name: MEMORY, version });
 
 describe('provenance', () => {
   it("records the digest the node resolved the server's tag to, not the bridge's", () => {
@@ -97,6 +101,83 @@ describe('provenance', () => {
     expect(run(status(), [])).toEqual({
       status: { image: IMAGE, imageDigests: [A] },
       news: undefined,
+    });
+  });
+
+  describe('of an npx package', () => {
+    const resolved = (version: string, over: Partial<MCPServerStatus> = {}) =>
+      status({
+        provenance: { image: IMAGE, imageDigests: [A], packages: [npx(version)] },
+        ...over,
+      });
+
+    it('records the version the bridges report', () => {
+      expect(run(status(), [pod(A)], { packages: [npx('2025.8.4')] })).toEqual({
+        status: { image: IMAGE, imageDigests: [A], packages: [npx('2025.8.4')] },
+        news: undefined,
+      });
+    });
+
+    it('flags a new version under the same spec, though serverInfo stayed the same', () => {
+      const moved = run(resolved('2025.8.4'), [pod(A)], { packages: [npx('2026.8.31')] });
+      expect(moved.news).toBe(
+        `npx now resolves ${MEMORY} to 2026.8.31 (was 2025.8.4) while the spec stayed the same: the registry has a new release, and the command does not pin one.`,
+      );
+      expect(moved.status).toEqual({
+        image: IMAGE,
+        imageDigests: [A],
+        packages: [npx('2026.8.31')],
+        codeChanged: { since: '2026-12-01T12:00:00Z', message: moved.news },
+      });
+      // Said once: the next pass keeps the flag.
+      const kept = run(status({ provenance: moved.status }), [pod(A)], {
+        packages: [npx('2026.8.31')],
+      });
+      expect(kept).toEqual({ status: moved.status, news: undefined });
+    });
+
+    it('tells the package before serverInfo when both moved', () => {
+      const both = run(resolved('2025.8.4'), [pod(A)], {
+        packages: [npx('2026.8.31')],
+        serverInfo: { name: 'files', version: '1.1.0' },
+      });
+      expect(both.news).toMatch(/^npx now resolves .* to 2026\.8\.31/);
+    });
+
+    it('flags a new version running beside the old one (a replica restarted), not the old one leaving', () => {
+      const beside = run(resolved('2025.8.4'), [pod(A)], {
+        packages: [npx('2025.8.4'), npx('2026.8.31')],
+      });
+      expect(beside.news).toMatch(/to 2026\.8\.31 \(was 2025\.8\.4\)/);
+      const left = run(status({ provenance: beside.status }), [pod(A)], {
+        packages: [npx('2026.8.31')],
+      });
+      expect(left.news).toBeUndefined();
+      expect(left.status?.packages).toEqual([npx('2026.8.31')]);
+    });
+
+    it('keeps the last versions while no bridge reports any, and forgets them with the spec', () => {
+      expect(run(resolved('2025.8.4'), [pod(A)], { packages: [] }).status?.packages).toEqual([
+        npx('2025.8.4'),
+      ]);
+      expect(run(resolved('2025.8.4'), [pod(A)]).status?.packages).toEqual([npx('2025.8.4')]);
+      // A new spec (the user pinned a release): other code is expected, nothing is flagged.
+      const pinned = run(resolved('2025.8.4'), [pod(A)], {
+        generation: 4,
+        packages: [npx('2026.8.31')],
+      });
+      expect(pinned).toEqual({
+        status: { image: IMAGE, imageDigests: [A], packages: [npx('2026.8.31')] },
+        news: undefined,
+      });
+      expect(
+        run(resolved('2025.8.4'), [pod(A)], { generation: 4 }).status?.packages,
+      ).toBeUndefined();
+    });
+
+    it('says nothing of a package seen for the first time', () => {
+      const first = run(status(), [pod(A)], { packages: [npx('2026.8.31')] });
+      expect(first.news).toBeUndefined();
     });
   });
 });

@@ -8,6 +8,8 @@
  * Arguments are the container's own with three local substitutions: `mcp-operator` is this
  * checkout's CLI, a mount path is its volume's temp dir, and `0.0.0.0:` is loopback. What
  * follows a `--` (the user's command under the supervisor) is passed as is, as in the pod.
+ * Containers start in a temp dir of their own, as in an image's WORKDIR, not in this checkout
+ * (whose node_modules an `npx` would use).
  */
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -50,17 +52,19 @@ export async function runDeploymentPod(
   k: { apps: AppsV1Api; core: CoreV1Api },
   namespace: string,
   name: string,
+  options: { readyMs?: number } = {},
 ): Promise<LocalPod> {
   const deployment = await waitFor('the Deployment to be rolled out', async () => {
     const d: V1Deployment = await k.apps.readNamespacedDeployment({ name, namespace });
     return (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) ? d : undefined;
   });
-  return runPod(deployment.spec!.template.spec!, { namespace, core: k.core });
+  return runPod(deployment.spec!.template.spec!, { namespace, core: k.core, ...options });
 }
 
+/** `readyMs`: how long the bridge may take to be ready (its probe starts a child). */
 export async function runPod(
   spec: V1PodSpec,
-  options: { namespace: string; core: CoreV1Api },
+  options: { namespace: string; core: CoreV1Api; readyMs?: number },
 ): Promise<LocalPod> {
   const volumes = await Promise.all(
     (spec.volumes ?? []).map(async (volume) => ({
@@ -68,6 +72,7 @@ export async function runPod(
       dir: await mkdtemp(join(tmpdir(), `mcp-pod-${volume.name}-`)),
     })),
   );
+  const workdir = await mkdtemp(join(tmpdir(), 'mcp-pod-workdir-'));
   const log: string[] = [];
   const children: ChildProcess[] = [];
   let syncing = true;
@@ -85,23 +90,32 @@ export async function runPod(
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
     }
-    await Promise.all(volumes.map(({ dir }) => rm(dir, { recursive: true, force: true })));
+    await Promise.all(
+      [workdir, ...volumes.map(({ dir }) => dir)].map((dir) =>
+        rm(dir, { recursive: true, force: true }),
+      ),
+    );
   };
   try {
     const assets = await assetDir();
     for (const init of spec.initContainers ?? []) {
-      const child = start(init, volumes, log, { [ASSET_DIR_ENV]: assets });
+      const child = start(init, { volumes, workdir, log }, { [ASSET_DIR_ENV]: assets });
       const [code] = (await once(child, 'exit')) as [number | null];
       if (code !== 0)
         throw new Error(`init container ${init.name} exited ${code}: ${log.join('\n')}`);
     }
-    for (const container of spec.containers) children.push(start(container, volumes, log));
+    for (const container of spec.containers)
+      children.push(start(container, { volumes, workdir, log }));
     const port = spec.containers.flatMap((c) => c.ports ?? [])[0]?.containerPort;
     const base = `http://127.0.0.1:${port}`;
-    await waitFor('the local pod to serve', async () => {
-      const response = await fetch(`${base}/readyz`).catch(() => undefined);
-      return response?.status === 200;
-    });
+    await waitFor(
+      'the local pod to serve',
+      async () => {
+        const response = await fetch(`${base}/readyz`).catch(() => undefined);
+        return response?.status === 200;
+      },
+      { timeoutMs: options.readyMs ?? 30_000 },
+    );
     return { base, log, stop };
   } catch (error) {
     await stop();
@@ -111,8 +125,7 @@ export async function runPod(
 
 function start(
   container: V1Container,
-  volumes: Mounted[],
-  log: string[],
+  { volumes, workdir, log }: { volumes: Mounted[]; workdir: string; log: string[] },
   extraEnv: Record<string, string> = {},
 ): ChildProcess {
   const mounts = (container.volumeMounts ?? []).map((mount) => ({
@@ -133,6 +146,7 @@ function start(
   );
   const [program, ...args] = local;
   const child = spawn(program!, args, {
+    cwd: workdir,
     stdio: ['ignore', 'ignore', 'pipe'],
     // A short grace: stopping a session should not take the supervisor's default.
     env: { ...process.env, MCP_SUPERVISOR_GRACE_SECONDS: '1', ...env, ...extraEnv },

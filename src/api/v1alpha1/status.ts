@@ -15,6 +15,7 @@ import {
   TOOL_FIELDS,
   TOOL_NAME_MAX,
   TOOL_NAME_PATTERN,
+  resolvedPackagesSchema,
   serverInfoSchema,
 } from './tools.ts';
 
@@ -291,23 +292,32 @@ const ProvenanceStatus = Type.Object(
         maxItems: IMAGE_DIGESTS_MAX,
       }),
     ),
+    packages: Type.Optional(
+      resolvedPackagesSchema(
+        "Packages the server's command resolved when it started (an `npx` command: the version npm installed from the registry), as the supervisor in the server container read them from the npx cache, one per version the pods run, sorted.",
+      ),
+    ),
     codeChanged: Type.Optional(
       Type.Object(
         {
           since: Time('When the different code was first seen.'),
           message: Type.String({
-            description: 'What changed: the image digest a tag now resolves to, or serverInfo.',
+            description:
+              'What changed: the image digest a tag now resolves to, the version an npx package resolved to, or serverInfo.',
             maxLength: CONDITION_MESSAGE_MAX,
           }),
         },
         {
           description:
-            'Set when the same spec started running different code: a tag moved to another digest, or the server reports another serverInfo (an unpinned npx or uvx package resolved a new version when its pod restarted). An Event CodeChanged is recorded and discovery runs at once. Cleared by the next change of the spec, such as approving the tools again.',
+            'Set when the same spec started running different code: a tag moved to another digest, an unpinned npx package resolved another version (when its pod restarted, or for a new PerSession child), or the server reports another serverInfo. An Event CodeChanged is recorded and discovery runs at once. Cleared by the next change of the spec, such as approving the tools again.',
         },
       ),
     ),
   },
-  { description: 'Which code produced the tools: image digests and whether they moved.' },
+  {
+    description:
+      'Which code produced the tools: image digests, packages resolved at start, and whether they moved.',
+  },
 );
 
 export const MCPServerStatus = Type.Object(

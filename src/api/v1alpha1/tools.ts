@@ -6,6 +6,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import { LocalObjectReference } from '../core-v1.ts';
 import { FreeForm, StringEnum } from '../schema.ts';
 import { DEFAULTS } from './defaults.ts';
+import {
+  PACKAGE_LAUNCHERS,
+  PACKAGE_NAME_MAX,
+  PACKAGE_NAME_PATTERN,
+  PACKAGE_VERSION_MAX,
+  PACKAGE_VERSION_PATTERN,
+  PACKAGES_MAX,
+} from '../../resolved-package.ts';
 
 export const DRIFT_POLICIES = ['Warn', 'Enforce'] as const;
 
@@ -233,6 +241,30 @@ export const serverInfoSchema = (description: string) =>
     { description },
   );
 
+/** Packages a launcher resolved at start, as the supervisor read them (status and approval). */
+export const resolvedPackagesSchema = (description: string) =>
+  Type.Array(
+    Type.Object(
+      {
+        launcher: StringEnum(PACKAGE_LAUNCHERS, {
+          description: 'What resolved the package when the server started: npx.',
+        }),
+        name: Type.String({
+          description: 'Package name.',
+          pattern: PACKAGE_NAME_PATTERN,
+          maxLength: PACKAGE_NAME_MAX,
+        }),
+        version: Type.String({
+          description: 'Version installed and run.',
+          pattern: PACKAGE_VERSION_PATTERN,
+          maxLength: PACKAGE_VERSION_MAX,
+        }),
+      },
+      { description: 'One package at one version, as its launcher installed it.' },
+    ),
+    { description, maxItems: PACKAGES_MAX },
+  );
+
 const ApprovedProvenance = Type.Object(
   {
     imageDigests: Type.Optional(
@@ -243,6 +275,9 @@ const ApprovedProvenance = Type.Object(
     ),
     serverInfo: Type.Optional(
       serverInfoSchema('What the server said it was then (status.discovery.serverInfo).'),
+    ),
+    packages: Type.Optional(
+      resolvedPackagesSchema('Packages its npx command ran then (status.provenance.packages).'),
     ),
   },
   {

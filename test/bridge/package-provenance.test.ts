@@ -1,0 +1,205 @@
+/**
+ * The package an unpinned `npx -y` resolved, from the child to the operator's watch: real
+ * `npx` children of the real supervisor (busybox), the real bridge over its FIFOs, and a local
+ * registry in front of npmjs that serves two published releases of the memory server and moves
+ * `latest` from one to the other, as a new release does (test/support/npm-registry.ts). Each
+ * test has an npm cache of its own, so every `npx` resolves against the registry.
+ */
+
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ChangeFeed } from '../../src/bridge/change-feed.ts';
+import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
+import { ChangeWatch } from '../../src/discovery/change-watch.ts';
+import {
+  CHANGES_PATH,
+  formatSeen,
+  type ChangeMark,
+  type ResolvedPackage,
+} from '../../src/mcp/change-feed.ts';
+import { DISCOVERY_TOKEN_HEADER } from '../../src/mcp/metadata.ts';
+import { startRegistry } from '../support/npm-registry.ts';
+import { testLogger } from '../support/log.ts';
+import { waitFor } from '../support/wait.ts';
+import { NODE, connect, startTestBridge, tempDir } from './harness.ts';
+import { startSupervisor } from './pod.ts';
+
+const PACKAGE = '@modelcontextprotocol/server-memory';
+const OLD = '2025.8.4';
+const NEW = '2026.8.31';
+const TOKEN = 'discovery-token-of-this-test';
+/** A fresh npm cache downloads the server and its dependencies through the registry. */
+const NPX_TIMEOUT_MS = 120_000;
+
+const npx = (version: string): ResolvedPackage => ({ launcher: 'npx', name: PACKAGE, version });
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The pod's server container running `npx -y <PACKAGE>`, and its bridge with a discovery token. */
+async function npxPod() {
+  const registry = await startRegistry(PACKAGE, [OLD, NEW], OLD);
+  cleanups.push(() => registry.close());
+  const cache = await tempDir('npm-cache');
+  const supervisor = await startSupervisor(['npx', '-y', PACKAGE], {
+    // Outside this project, whose node_modules has the package: npx would run that one.
+    cwd: await tempDir('workdir'),
+    env: {
+      npm_config_registry: registry.url,
+      npm_config_cache: cache,
+      npm_config_update_notifier: 'false',
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+    },
+  });
+  const tokenFile = join(await tempDir('token'), 'token');
+  await writeFile(tokenFile, TOKEN);
+  const bridge = await startTestBridge({
+    supervisorDir: supervisor.dir,
+    discoveryTokenFile: tokenFile,
+    requestTimeoutMs: NPX_TIMEOUT_MS,
+    graceMs: 2_000,
+  });
+  return { registry, bridge };
+}
+
+/** A session: the bridge starts a child for it, whose first answer makes the package known. */
+async function session(url: string) {
+  const client = await connect(url);
+  cleanups.push(() => client.close());
+  return client;
+}
+
+type Answer = ChangeMark & { packages: ResolvedPackage[] };
+
+async function poll(url: string, seen: ChangeMark[], wait: number): Promise<Answer> {
+  const query = `?wait=${wait}&seen=${formatSeen(seen)}`;
+  const response = await fetch(new URL(`${CHANGES_PATH}${query}`, url), {
+    headers: { [DISCOVERY_TOKEN_HEADER]: TOKEN },
+  });
+  return (await response.json()) as Answer;
+}
+
+describe('the package npx resolved', () => {
+  it(
+    'reaches the change feed, and a new release resolved by a new child counts as a change',
+    { timeout: 4 * NPX_TIMEOUT_MS },
+    async () => {
+      const { registry, bridge } = await npxPod();
+      const before = await poll(bridge.url, [], 0);
+      expect(before.packages).toEqual([]);
+
+      // The first child answers: the supervisor reads which package runs, and a poll that was
+      // waiting hears of it without a change being counted (a first sighting).
+      const waiting = poll(bridge.url, [before], 60);
+      await session(bridge.url);
+      const first = await waiting;
+      expect(first).toEqual({ ...before, packages: [npx(OLD)] });
+
+      // The author publishes a release; the next session's child resolves it.
+      registry.latest = NEW;
+      const changed = poll(bridge.url, [first], 60);
+      await session(bridge.url);
+      const second = await changed;
+      expect(second.epoch).toBe(first.epoch);
+      expect(second.generation).toBeGreaterThan(first.generation);
+      expect(second.packages).toEqual([npx(NEW)]);
+    },
+  );
+
+  it(
+    "is kept by the operator's watch, which asks for a discovery when it changes",
+    { timeout: 4 * NPX_TIMEOUT_MS },
+    async () => {
+      const { registry, bridge } = await npxPod();
+      const told = { changes: 0, packages: 0 };
+      const dispatcher = new Agent();
+      const watch = new ChangeWatch({
+        dispatcher,
+        onChange: () => told.changes++,
+        onPackages: () => told.packages++,
+        log: testLogger(),
+        waitSeconds: 30,
+        minGapMs: 100,
+      });
+      watch.watch('ns/memory', { endpoint: bridge.url, token: () => Promise.resolve(TOKEN) });
+      cleanups.push(async () => {
+        watch.stop();
+        await dispatcher.close();
+      });
+      await waitFor('the first answer', () => watch.packages('ns/memory'));
+      expect(watch.packages('ns/memory')).toEqual([]);
+
+      await session(bridge.url);
+      await waitFor(
+        'the package to reach the watch',
+        () => watch.packages('ns/memory')?.length === 1,
+        { timeoutMs: NPX_TIMEOUT_MS },
+      );
+      expect(watch.packages('ns/memory')).toEqual([npx(OLD)]);
+      expect(told).toEqual({ changes: 0, packages: 1 });
+
+      registry.latest = NEW;
+      await session(bridge.url);
+      await waitFor(
+        'the new release to reach the watch',
+        () => watch.packages('ns/memory')?.[0]?.version === NEW,
+        { timeoutMs: NPX_TIMEOUT_MS },
+      );
+      expect(watch.packages('ns/memory')).toEqual([npx(NEW)]);
+      expect(told.changes).toBeGreaterThanOrEqual(1);
+      expect(told.packages).toBe(2);
+    },
+  );
+
+  it('is nothing for a child that runs no package from the npx cache', async () => {
+    const told: ResolvedPackage[] = [];
+    const supervisor = await startSupervisor([
+      NODE,
+      new URL('./fixtures/print-argv.ts', import.meta.url).pathname,
+    ]);
+    const launcher = new SupervisedLauncher({
+      dir: supervisor.dir,
+      maxLineBytes: 1024 * 1024,
+      graceMs: 500,
+      onPackage: (resolved) => told.push(resolved),
+    });
+    cleanups.push(() => launcher.close());
+    const transport = await launcher.launch();
+    cleanups.push(() => transport.close());
+    transport.attach({
+      onMessage: () => undefined,
+      onBadLine: () => undefined,
+      onClose: () => undefined,
+    });
+    // Written once the child's first message (its argv) has arrived.
+    expect(await waitFor('the package file', () => packageFile(supervisor.dir))).toBe('\n');
+    expect(told).toEqual([]);
+  });
+});
+
+describe('ChangeFeed', () => {
+  it('counts another version of a package as a change, its first sighting not', async () => {
+    const feed = new ChangeFeed();
+    const gone = new AbortController();
+    const waiting = feed.until([feed.mark], 60_000, gone.signal);
+    feed.observePackage(npx(OLD));
+    await waiting; // told at once
+    expect(feed.mark.generation).toBe(0);
+    feed.observePackage(npx(OLD));
+    expect(feed.mark.generation).toBe(0);
+    feed.observePackage(npx(NEW));
+    expect(feed.mark.generation).toBe(1);
+    expect(feed.packages).toEqual([npx(NEW)]);
+  });
+});
+
+/** The content of the one `<id>.package` in `dir`, if there is one. */
+async function packageFile(dir: string): Promise<string | undefined> {
+  const file = (await readdir(dir)).find((name) => name.endsWith('.package'));
+  return file === undefined ? undefined : readFile(join(dir, file), 'utf8');
+}
