@@ -86,8 +86,10 @@ export async function runPod(
     clearInterval(timer);
     // Last started first: the bridge stops its sessions through the supervisor, then it goes.
     for (const child of children.reverse()) {
+      // A second stop finds them gone: their exit has fired already and would never come again.
+      if (child.exitCode !== null || child.signalCode !== null) continue;
       const exited = once(child, 'exit');
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      child.kill('SIGTERM');
       await exited;
     }
     await Promise.all(
