@@ -14,15 +14,18 @@
  * at its peak and after; between two N the growth per additional server.
  *
  *   node bench/discovery-operator.ts [--tools=100] [--processes=4] [--latency=<ms>]
- *     [--node-options=<flags>] [--no-cgroup] [N ...]   (default N: 1000)
+ *     [--node-options=<flags>] [--no-cgroup] [--heap-snapshot=<dir>] [N ...]   (default N: 1000)
  *
  * --latency delays each answer of the servers; --node-options adds Node flags to the
- * operator's (e.g. --max-semi-space-size=4); --no-cgroup runs it without the memory limit.
+ * operator's (e.g. --max-semi-space-size=4); --no-cgroup runs it without the memory limit;
+ * --heap-snapshot=<dir> has it write a heap snapshot there after the rounds (with --no-cgroup:
+ * writing one takes memory, and in the cgroup the kernel kills it for that).
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster.
  */
 import { loadavg, tmpdir } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DISCOVER_ANNOTATION } from '../src/api/names.ts';
 import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
@@ -63,7 +66,13 @@ const option = (name: string) =>
 const tools = option('tools') === undefined ? undefined : Number(option('tools'));
 const processes = Number(option('processes') ?? 4);
 const latencyMs = Number(option('latency') ?? 0);
-const nodeOptions = option('node-options')?.split(' ').filter(Boolean) ?? [];
+const snapshotDir = option('heap-snapshot');
+const nodeOptions = [
+  ...(option('node-options')?.split(' ').filter(Boolean) ?? []),
+  ...(snapshotDir === undefined
+    ? []
+    : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`]),
+];
 const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
 const CLIENT_CONCURRENCY = 32;
 
@@ -160,6 +169,26 @@ async function round(
   };
 }
 
+/** Has the operator write a heap snapshot (of what is live: V8 collects first) into `dir`. */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(await readdir(dir));
+  process.kill(pid, 'SIGUSR2');
+  let size = -1;
+  await waitUntil(
+    'the heap snapshot',
+    async () => {
+      const file = (await readdir(dir)).find((name) => !before.has(name));
+      if (file === undefined) return false;
+      const now = (await stat(join(dir, file))).size;
+      const done = now > 0 && now === size;
+      size = now;
+      if (done) console.log(`         heap snapshot: ${join(dir, file)}`);
+      return done;
+    },
+    300_000,
+  );
+}
+
 async function run(
   client: KubeClient,
   kubeconfig: string,
@@ -194,6 +223,7 @@ async function run(
       await rediscover(client, namespace, operator, names, 'drift');
     });
     const rounds = [first, same, drifted];
+    if (snapshotDir !== undefined) await heapSnapshot(operator.pid, snapshotDir);
     return {
       n,
       idleRssMb,
