@@ -1,21 +1,32 @@
 /**
  * Discovery through the whole operator on the real control plane: N `url` MCPServers, each a
  * light real MCP server (bench/discovery-servers.ts; half 2026-07-28, half 2025-11-25), the
- * operator as its own process with default flags, one per N. Three rounds:
+ * operator as its own process with default flags, one per N, run as its pod would: in a memory
+ * cgroup of the chart's limit (bench/memory.ts), from which Node sizes its heap. Three rounds:
  * - first: create to every server Discovered (status and snapshot ConfigMaps written);
  * - no change: every server asked to run again (the mcp-operator.dev/discover annotation);
  *   goal: zero API writes;
  * - 10% drift: every tenth server changes a tool description, then every server runs again;
  *   goal: writes for those servers only.
- * Per round its time, the operator's CPU seconds and its API writes; per N the operator's peak
- * RSS, so that its growth with N (and with --tools, the tools per server) shows.
+ * Per round its time beside the bound the discovery concurrency and the servers' latency set
+ * (runs × mean run time ÷ concurrency), the operator's CPU seconds, its API writes and its peak
+ * RSS, with what that peak was made of (heap, young generation, external). Per N its RSS idle,
+ * at its peak and after; between two N the growth per additional server.
  *
- *   node bench/discovery-operator.ts [--tools=100] [--processes=4] [N ...]   (default N: 1000)
+ *   node bench/discovery-operator.ts [--tools=100] [--processes=4] [--latency=<ms>]
+ *     [--node-options=<flags>] [--no-cgroup] [--heap-snapshot=<dir>] [N ...]   (default N: 1000)
+ *
+ * --latency delays each answer of the servers; --node-options adds Node flags to the
+ * operator's (e.g. --max-semi-space-size=4); --no-cgroup runs it without the memory limit;
+ * --heap-snapshot=<dir> has it write a heap snapshot there after the rounds (with --no-cgroup:
+ * writing one takes memory, and in the cgroup the kernel kills it for that).
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster.
  */
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { DISCOVER_ANNOTATION } from '../src/api/names.ts';
 import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import type { KubeClient } from '../src/kube/client.ts';
@@ -39,12 +50,29 @@ import {
   waitUntil,
   type RunningOperator,
 } from './harness.ts';
+import {
+  MemoryProbe,
+  breakdown,
+  chartMemoryLimit,
+  memoryCgroup,
+  resetPeakRss,
+  type MemorySample,
+} from './memory.ts';
+import { stopStartedOnExit } from './processes.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string) =>
   args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const tools = option('tools') === undefined ? undefined : Number(option('tools'));
 const processes = Number(option('processes') ?? 4);
+const latencyMs = Number(option('latency') ?? 0);
+const snapshotDir = option('heap-snapshot');
+const nodeOptions = [
+  ...(option('node-options')?.split(' ').filter(Boolean) ?? []),
+  ...(snapshotDir === undefined
+    ? []
+    : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`]),
+];
 const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
 const CLIENT_CONCURRENCY = 32;
 
@@ -63,10 +91,18 @@ interface Round {
   seconds: number;
   cpu: number;
   writes: number;
+  byVerb: Record<string, number>;
+  runs: number;
+  /** Mean time of one discovery run, as the operator measured it. */
+  runSeconds: number;
+  peakRssMb: number;
+  peak: MemorySample | undefined;
 }
 
 interface Result {
   n: number;
+  /** Caches synced, no server yet. */
+  idleRssMb: number;
   rounds: Round[];
   peakRssMb: number;
   /** After the last round, quiet. */
@@ -97,24 +133,60 @@ async function rediscover(
   );
 }
 
-/** Times `work`, with the operator's CPU seconds and the API writes until it is quiet again. */
+/**
+ * Times `work`, with the operator's CPU seconds, its API writes until it is quiet again, and
+ * its peak RSS meanwhile.
+ */
 async function round(
   name: string,
   operator: RunningOperator,
+  probe: MemoryProbe,
   work: () => Promise<void>,
 ): Promise<Round> {
+  await resetPeakRss(operator.pid);
+  await probe.reset();
   const cpu = await cpuSeconds(operator.pid);
   const before = await counters(operator.url);
   const started = Date.now();
   await work();
   const seconds = (Date.now() - started) / 1000;
   const settled = await quiet(operator.url);
+  const runs = settled.discoveries - before.discoveries;
   return {
     name,
     seconds,
     cpu: (await cpuSeconds(operator.pid)) - cpu,
     writes: settled.writes - before.writes,
+    byVerb: Object.fromEntries(
+      Object.entries(settled.byVerb)
+        .filter(([verb]) => verb !== 'GET')
+        .map(([verb, count]) => [verb, count - (before.byVerb[verb] ?? 0)]),
+    ),
+    runs,
+    runSeconds: (settled.discoverySeconds - before.discoverySeconds) / Math.max(runs, 1),
+    peakRssMb: await peakRssMb(operator.pid),
+    peak: await probe.peak(),
   };
+}
+
+/** Has the operator write a heap snapshot (of what is live: V8 collects first) into `dir`. */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(await readdir(dir));
+  process.kill(pid, 'SIGUSR2');
+  let size = -1;
+  await waitUntil(
+    'the heap snapshot',
+    async () => {
+      const file = (await readdir(dir)).find((name) => !before.has(name));
+      if (file === undefined) return false;
+      const now = (await stat(join(dir, file))).size;
+      const done = now > 0 && now === size;
+      size = now;
+      if (done) console.log(`         heap snapshot: ${join(dir, file)}`);
+      return done;
+    },
+    300_000,
+  );
 }
 
 async function run(
@@ -125,10 +197,15 @@ async function run(
   drift: () => Promise<void>,
 ): Promise<Result> {
   const namespace = await createNamespace(client, `bench-discovery-${n}`);
-  const operator = await startOperatorProcess(kubeconfig, namespace, []);
+  const probe = new MemoryProbe(join(tmpdir(), `${namespace}-memory.json`));
+  const operator = await startOperatorProcess(kubeconfig, namespace, [], 'operator', {
+    nodeArgs: [...nodeOptions, ...probe.nodeArgs],
+    ...(cgroup === undefined ? {} : { launcher: cgroup.launcher }),
+  });
   try {
+    const idleRssMb = await rssMb(operator.pid);
     let names: string[] = [];
-    const first = await round('first', operator, async () => {
+    const first = await round('first', operator, probe, async () => {
       names = await createServers(client, namespace, n, CLIENT_CONCURRENCY, (i) => ({
         url: urlOf(i),
       }));
@@ -138,17 +215,20 @@ async function run(
         1_200_000,
       );
     });
-    const same = await round('no change', operator, () =>
+    const same = await round('no change', operator, probe, () =>
       rediscover(client, namespace, operator, names, 'again'),
     );
-    const drifted = await round('10% drift', operator, async () => {
+    const drifted = await round('10% drift', operator, probe, async () => {
       await drift();
       await rediscover(client, namespace, operator, names, 'drift');
     });
+    const rounds = [first, same, drifted];
+    if (snapshotDir !== undefined) await heapSnapshot(operator.pid, snapshotDir);
     return {
       n,
-      rounds: [first, same, drifted],
-      peakRssMb: await peakRssMb(operator.pid),
+      idleRssMb,
+      rounds,
+      peakRssMb: Math.max(...rounds.map((r) => r.peakRssMb)),
       rssMb: await rssMb(operator.pid),
     };
   } finally {
@@ -157,10 +237,16 @@ async function run(
   }
 }
 
+stopStartedOnExit();
+const limit = chartMemoryLimit();
+const cgroupOrWhy = args.includes('--no-cgroup')
+  ? 'no memory cgroup (--no-cgroup)'
+  : memoryCgroup(limit);
+const cgroup = typeof cgroupOrWhy === 'string' ? undefined : cgroupOrWhy;
 const cluster = await benchCluster();
 const fixtures = await Promise.all(
   Array.from({ length: processes }, (_, i) =>
-    startFixture(i % 2 === 0 ? 'modern' : 'legacy', { tools }),
+    startFixture(i % 2 === 0 ? 'modern' : 'legacy', { tools, latencyMs }),
   ),
 );
 const urlOf = (i: number) => `http://127.0.0.1:${fixtures[i % processes]!.port}/s/${i}/mcp`;
@@ -174,15 +260,21 @@ const load = () =>
     .map((l) => l.toFixed(2))
     .join(' ');
 console.log(
-  `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, Node ${process.version}; load average ${load()}`,
+  `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, discovery concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, server latency ${latencyMs} ms per answer, Node ${process.version}; load average ${load()}`,
 );
 console.log(
-  '    N  round        time (s)  servers/s  operator CPU (s)  API writes  writes/server  peak RSS (MiB)  RSS after (MiB)',
+  `operator: ${cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`}; Node flags: ${nodeOptions.join(' ') || 'none'}`,
 );
+console.log(
+  '    N  round        time (s)  bound (s)  run (ms)  operator CPU (s)  API writes  writes/server  peak RSS (MiB)',
+);
+const results: Result[] = [];
 try {
   for (const n of sizes.length > 0 ? sizes : [1000]) {
     // Printed as each N ends: a later, bigger N may not finish on a loaded machine.
-    print(await run(cluster.client, cluster.kubeconfig, n, urlOf, drift));
+    const result = await run(cluster.client, cluster.kubeconfig, n, urlOf, drift);
+    print(result, results.at(-1));
+    results.push(result);
   }
   console.log(`load average ${load()}`);
 } finally {
@@ -190,20 +282,33 @@ try {
   await cluster.stop();
 }
 
-function print(r: Result): void {
+function print(r: Result, previous: Result | undefined): void {
   for (const x of r.rounds) {
+    // With every run `concurrency` at a time, the round could take no less.
+    const bound = (x.runs * x.runSeconds) / SCHEDULER_DEFAULTS.concurrency;
     console.log(
       [
         String(r.n).padStart(5),
         x.name.padEnd(11),
         x.seconds.toFixed(1).padStart(9),
-        (r.n / x.seconds).toFixed(0).padStart(10),
+        bound.toFixed(1).padStart(10),
+        (x.runSeconds * 1000).toFixed(0).padStart(9),
         x.cpu.toFixed(1).padStart(17),
         String(x.writes).padStart(11),
         (x.writes / r.n).toFixed(2).padStart(14),
-        r.peakRssMb.toFixed(0).padStart(15),
-        r.rssMb.toFixed(0).padStart(16),
+        x.peakRssMb.toFixed(0).padStart(15),
       ].join(' '),
     );
+    const verbs = Object.entries(x.byVerb).filter(([, count]) => count > 0);
+    console.log(
+      `         writes by verb: ${verbs.map(([verb, count]) => `${verb} ${count}`).join(', ') || 'none'}; discovery runs ${x.runs}; at peak: ${breakdown(x.peak)}`,
+    );
   }
+  const growth =
+    previous === undefined
+      ? ''
+      : `; growth from N=${previous.n}: ${(((r.peakRssMb - previous.peakRssMb) * 1024) / (r.n - previous.n)).toFixed(1)} KiB/server at peak, ${(((r.rssMb - previous.rssMb) * 1024) / (r.n - previous.n)).toFixed(1)} KiB/server after`;
+  console.log(
+    `  N=${r.n}: RSS idle ${r.idleRssMb.toFixed(0)} MiB, peak ${r.peakRssMb.toFixed(0)} MiB, after ${r.rssMb.toFixed(0)} MiB${growth}; load average ${load()}`,
+  );
 }

@@ -8,8 +8,11 @@
  * `POST /drift` changes one tool's description on every tenth server (index divisible by 10),
  * for a discovery round in which 10% of the servers drifted.
  *
+ * With `--latency=<ms>`, each answer waits that long first: a server's own latency, which with
+ * the operator's discovery concurrency bounds a discovery round.
+ *
  * Usage: node bench/discovery-servers.ts <modern|legacy> [--tools=<per server; default 10-19>]
- *        [--catalog]
+ *        [--catalog] [--latency=<ms>]
  */
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -40,6 +43,7 @@ const option = (name: string) =>
   process.argv.slice(3).find((arg) => arg === name || arg.startsWith(`${name}=`));
 const toolsOption = option('--tools');
 const toolCount = toolsOption === undefined ? undefined : Number(toolsOption.split('=')[1]);
+const latencyMs = Number(option('--latency')?.split('=')[1] ?? 0);
 /** How often `POST /drift` was called: the drifted servers' first tool says so. */
 let drifts = 0;
 
@@ -94,11 +98,13 @@ function serverIndex(url: string | undefined): number {
 }
 
 function modernHandler(): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  // Every tool has the same input schema: converted once, the SDK compiles its validator once,
+  // instead of 100 times per request, which made this fixture, not the operator, the bound.
+  const inputSchema = fromJsonSchema(toolsOf(0)[0]!.inputSchema);
   const handler = createMcpHandler((ctx) => {
     const server = new McpServer({ name: 'bench', version: '1.0.0' });
-    for (const tool of toolsOf(serverIndex(ctx.requestInfo?.url))) {
-      const { name, description, inputSchema } = tool;
-      server.registerTool(name, { description, inputSchema: fromJsonSchema(inputSchema) }, ok);
+    for (const { name, description } of toolsOf(serverIndex(ctx.requestInfo?.url))) {
+      server.registerTool(name, { description, inputSchema }, ok);
     }
     if (withCatalog) registerCatalog(server, serverIndex(ctx.requestInfo?.url));
     return server;
@@ -145,7 +151,9 @@ const http = createServer((req, res) => {
     res.end();
     return;
   }
-  handle(req, res).catch(() => res.destroy());
+  const answer = () => void handle(req, res).catch(() => res.destroy());
+  if (latencyMs > 0) setTimeout(answer, latencyMs);
+  else answer();
 });
 http.keepAliveTimeout = 60_000;
 http.listen(0, '127.0.0.1', () => {

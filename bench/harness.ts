@@ -27,7 +27,7 @@ import {
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
-import { OperatorProcess } from '../test/support/operator.ts';
+import { OperatorProcess, type OperatorOptions } from '../test/support/operator.ts';
 import { waitFor } from '../test/support/wait.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -48,6 +48,10 @@ export async function counters(url: string) {
     writes: sum(requests, (m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m[1]!)),
     reconciles: sum(/^mcp_operator_reconcile_total\{result="\w+"\} (\d+)$/gm),
     discoveries: sum(/^mcp_operator_discovery_duration_seconds_count\{result="\w+"\} (\d+)$/gm),
+    /** Seconds spent in discovery runs, summed over runs. */
+    discoverySeconds: sum(
+      /^mcp_operator_discovery_duration_seconds_sum\{result="\w+"\} ([\d.e+-]+)$/gm,
+    ),
   };
 }
 
@@ -333,8 +337,10 @@ export async function startOperatorProcess(
   namespace: string,
   flags: string[],
   name = 'operator',
+  node: Pick<OperatorOptions, 'nodeArgs' | 'launcher'> = {},
 ): Promise<RunningOperator> {
   const operator = await OperatorProcess.start({
+    ...node,
     name: `${namespace}-${name}`,
     cli: await builtCli(),
     args: [`--namespaces=${namespace}`, '--no-leader-elect', ...flags],
@@ -358,7 +364,7 @@ export async function startOperatorProcess(
 /** A process of bench/discovery-servers.ts serving many light MCP servers on one port. */
 export async function startFixture(
   era: 'modern' | 'legacy',
-  options: { tools?: number; catalog?: boolean } = {},
+  options: { tools?: number; catalog?: boolean; latencyMs?: number } = {},
 ): Promise<{ child: ChildProcess; port: number }> {
   const script = join(import.meta.dirname, 'discovery-servers.ts');
   const args = [
@@ -366,6 +372,7 @@ export async function startFixture(
     era,
     ...(options.tools === undefined ? [] : [`--tools=${options.tools}`]),
     ...(options.catalog ? ['--catalog'] : []),
+    ...(options.latencyMs ? [`--latency=${options.latencyMs}`] : []),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const [chunk] = (await once(child.stdout, 'data')) as [Buffer];

@@ -7,6 +7,7 @@
  * costs no API write (docs/adr/0003).
  */
 
+import { isDeepStrictEqual } from 'node:util';
 import { Gauge, type Registry } from 'prom-client';
 import type { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import type { Drift } from '../tools/drift.ts';
@@ -96,6 +97,18 @@ export class ResultStore {
     this.#lastAttempt?.set({ server: key }, at.getTime() / 1000);
     if (previous?.failure === undefined)
       this.#failingSince?.set({ server: key }, at.getTime() / 1000);
+  }
+
+  /**
+   * Once status carries the tools the last run found (`written`, as the MCPServer cache has
+   * it), the result keeps that list instead of its own equal copy: one list per server in
+   * memory rather than two. Neither is ever modified, so sharing it changes nothing else.
+   */
+  shareTools(key: string, written: CompactDiscovery['tools']): void {
+    const success = this.#results.get(key)?.success;
+    const tools = success?.found.tools;
+    if (success === undefined || written === undefined || tools === written) return;
+    if (isDeepStrictEqual(tools, written)) success.found = { ...success.found, tools: written };
   }
 
   /** Drift against another baseline, computed from the full snapshot read again. */

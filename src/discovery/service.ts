@@ -134,6 +134,7 @@ export class DiscoveryService {
     now: Date,
   ): Promise<DiscoveryStatusPart> {
     await this.#redrift(server, baseline);
+    this.#results.shareTools(keyOf(server), server.status?.discovery?.tools);
     return discoveryStatus({
       server,
       previous: server.status,

@@ -176,9 +176,15 @@ function compactFindings(
   };
 }
 
-/** `sha256:` and the first 12 hex digits, the form status and `approve --digests` fields use. */
+/**
+ * `sha256:` and the first 12 hex digits, the form status and `approve --digests` fields use.
+ * A copy, not a slice: V8 keeps the whole string that a slice of 13 or more characters was cut
+ * from alive as long as the slice, and discovery keeps one of these per tool of every server
+ * (src/discovery/results.ts), which made each cost the full digest as well.
+ */
 export function abbreviate(digest: Digest): string {
-  return digest.slice(0, 'sha256:'.length + STATUS_DIGEST_HEX);
+  const prefix = digest.slice(0, 'sha256:'.length + STATUS_DIGEST_HEX);
+  return Buffer.from(prefix).toString();
 }
 
 /** Per kind the server offers, how many items it lists and their digest. */

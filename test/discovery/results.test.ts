@@ -46,3 +46,36 @@ describe('ResultStore metrics', () => {
     expect(await failingSince(registry)).toEqual([]);
   });
 });
+
+describe('ResultStore memory', () => {
+  const listed = (descriptions: string[]) =>
+    compactStatus(
+      takeSnapshot({
+        protocolVersion: '2025-11-25',
+        serverInfo: undefined,
+        capabilities: { tools: {} },
+        instructions: undefined,
+        tools: descriptions.map((description, i) => ({
+          name: `tool_${i}`,
+          description,
+          inputSchema: { type: 'object' },
+        })),
+      }),
+    );
+
+  it('keeps the tool list status already carries instead of a second copy, and only an equal one', () => {
+    const store = new ResultStore();
+    store.succeeded('ns/a', 1, { ...success(1), found: listed(['Looks up.', 'Writes.']) });
+    // As the MCPServer cache has it: parsed from the API server's JSON, equal but not the same.
+    const written = structuredClone(listed(['Looks up.', 'Writes.']).tools);
+    const stale = structuredClone(listed(['Looks up.', 'Deletes.']).tools);
+
+    store.shareTools('ns/a', stale);
+    expect(store.get('ns/a')?.success?.found.tools).not.toBe(stale);
+    expect(store.get('ns/a')?.success?.found.tools).not.toEqual(stale);
+
+    store.shareTools('ns/a', written);
+    expect(store.get('ns/a')?.success?.found.tools).toBe(written);
+    expect(store.get('ns/a')?.success?.found.toolCount).toBe(2);
+  });
+});

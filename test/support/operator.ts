@@ -34,6 +34,10 @@ export interface OperatorOptions {
   dir?: string;
   /** The entry point to run: src/cli.ts by default; benches run the build (dist/cli.js). */
   cli?: string;
+  /** Node's own flags, before the entry point. */
+  nodeArgs?: readonly string[];
+  /** A command that runs the rest of the command line: a bench's cgroup, say. */
+  launcher?: readonly string[];
 }
 
 const running = new Set<OperatorProcess>();
@@ -52,8 +56,10 @@ export class OperatorProcess {
     if ('yaml' in o.kubeconfig) await writeFile(kubeconfig, o.kubeconfig.yaml, { mode: 0o600 });
     const managed = startProcess({
       name: o.name,
-      command: process.execPath,
+      command: o.launcher?.[0] ?? process.execPath,
       args: [
+        ...(o.launcher === undefined ? [] : [...o.launcher.slice(1), process.execPath]),
+        ...(o.nodeArgs ?? []),
         o.cli ?? CLI,
         'controller',
         ...o.args,
