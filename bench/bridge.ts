@@ -23,6 +23,11 @@
  * for every HTTP target.
  *
  *   node bench/bridge.ts [--seconds 3] [--sessions 1,16,128] [--only <target>] [--throughput-only]
+ *                        [--base <cli.ts of another build>]
+ *
+ * --base measures another build of the bridge (an unpacked `git archive` of a commit, say) as
+ * rows `base PerSession` and `base Shared`, each right after the same row of this build: a
+ * change is judged against the build before it in the same run, under the same load.
  *
  * BENCH_BRIDGE_NODE_OPTIONS is passed to the bridge processes (e.g. `--cpu-prof`); with
  * BENCH_BRIDGE_OUTPUT (a file) their stdout and stderr are appended there (e.g. `--trace-gc`).
@@ -81,12 +86,14 @@ const { values } = parseArgs({
     sessions: { type: 'string', default: '1,16,128' },
     only: { type: 'string' },
     'throughput-only': { type: 'boolean', default: false },
+    base: { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
 const CONCURRENCY = values.sessions.split(',').map(Number);
 /** Runs only the targets whose name contains this (profiling one of them). */
 const ONLY = values.only;
+const BASE_CLI = values.base;
 const NODE = process.execPath;
 const root = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 const SUPERGATEWAY = root('node_modules/supergateway/dist/index.js');
@@ -316,10 +323,10 @@ async function httpTarget(
 }
 
 /** argv of a bridge process on `port`, with the flags every bridge row shares. */
-const bridgeArgv = (port: number, args: string[]) => [
+const bridgeArgv = (port: number, args: string[], cli = CLI) => [
   NODE,
   ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
-  CLI,
+  cli,
   'bridge',
   '--listen',
   `127.0.0.1:${port}`,
@@ -337,6 +344,27 @@ const bridge = (mode: string, command: string[], extra: string[] = [], port?: nu
     '/mcp',
     port,
   );
+
+/** The same bridge row, of the build given by --base. */
+const baseBridge = (mode: string, command: string[], cli: string) =>
+  httpTarget(
+    `base ${mode}`,
+    (port) => bridgeArgv(port, ['--session-mode', mode, '--', ...command], cli),
+    '/mcp',
+  );
+
+/** Each bridge row followed by the same row of the --base build, when one is given. */
+function withBase(
+  makers: [string, () => Promise<Target> | Target][],
+  server: string[],
+): [string, () => Promise<Target> | Target][] {
+  if (BASE_CLI === undefined) return makers;
+  return makers.flatMap((maker) => {
+    const mode = /^bridge (PerSession|Shared)$/.exec(maker[0])?.[1];
+    if (mode === undefined) return [maker];
+    return [maker, [`base ${mode}`, () => baseBridge(mode, server, BASE_CLI)]];
+  });
+}
 
 /** Two replicas that know each other; a session opens on the first, its calls go to the second. */
 async function forwarded(command: string[]): Promise<Target> {
@@ -548,11 +576,14 @@ async function memoryPerSession(target: Target, sessions: number): Promise<numbe
  * above in the same run.
  */
 async function statelessColumn(server: string[], sessions: Map<string, Throughput>) {
-  const makers: [string, () => Promise<Target>][] = [
-    ['bridge PerSession', () => bridge('PerSession', server)],
-    ['bridge Shared', () => bridge('Shared', server)],
-    ['supergateway', () => supergateway(server)],
-  ];
+  const makers = withBase(
+    [
+      ['bridge PerSession', () => bridge('PerSession', server)],
+      ['bridge Shared', () => bridge('Shared', server)],
+      ['supergateway', () => supergateway(server)],
+    ],
+    server,
+  );
   console.log('\n2026-07-28 clients (stateless calls) next to 2025-11-25 sessions, same run:');
   console.log(
     `${'target'.padEnd(20)}${'clients'.padStart(9)}${'2025 req/s'.padStart(12)}${'p50'.padStart(8)}${'2026 req/s'.padStart(12)}${'p50'.padStart(8)}${'p99'.padStart(8)}`,
@@ -624,7 +655,13 @@ function printGoals(results: Map<string, Throughput>): void {
   for (const sessions of CONCURRENCY) {
     const direct = results.get(`direct stdio/${sessions}`);
     const gateway = results.get(`supergateway/${sessions}`);
-    for (const mode of ['bridge PerSession', 'bridge Shared', 'bridge pod']) {
+    for (const mode of [
+      'bridge PerSession',
+      'base PerSession',
+      'bridge Shared',
+      'base Shared',
+      'bridge pod',
+    ]) {
       const own = results.get(`${mode}/${sessions}`);
       if (own === undefined || direct === undefined) continue;
       const versusGateway = gateway === undefined ? '' : `${(own.rps / gateway.rps).toFixed(2)}x`;
@@ -664,14 +701,17 @@ async function main(): Promise<void> {
   );
   printHeader();
   const results = new Map<string, Throughput>();
-  const makers: [string, () => Promise<Target> | Target][] = [
-    ['direct stdio', () => direct(server)],
-    ['bridge PerSession', () => bridge('PerSession', server)],
-    ['bridge Shared', () => bridge('Shared', server)],
-    ['bridge pod', () => pod(server)],
-    ['bridge forwarded', () => forwarded(server)],
-    ['supergateway', () => supergateway(server)],
-  ];
+  const makers = withBase(
+    [
+      ['direct stdio', () => direct(server)],
+      ['bridge PerSession', () => bridge('PerSession', server)],
+      ['bridge Shared', () => bridge('Shared', server)],
+      ['bridge pod', () => pod(server)],
+      ['bridge forwarded', () => forwarded(server)],
+      ['supergateway', () => supergateway(server)],
+    ],
+    server,
+  );
   if (ONLY === 'proxy') {
     await proxyMode(server[0]!);
     return agent.destroy();
