@@ -6,19 +6,38 @@ import { jsonText } from './wire-text.ts';
 
 export type Headers = Record<string, string | number>;
 
+/**
+ * Header names and values in turn, as writeHead takes them: Node writes such a list as it is,
+ * with no header object to build and walk for every answer.
+ */
+export type HeaderList = readonly string[];
+
 export function replyJson(
   res: ServerResponse,
   status: number,
   body: JsonRpcMessage,
   headers: Headers = {},
 ): void {
+  const list = Object.entries(headers).flatMap(([name, value]) => [name, String(value)]);
+  replyJsonListed(res, status, body, list);
+}
+
+/** replyJson with a header list: what a session answers most requests with. */
+export function replyJsonListed(
+  res: ServerResponse,
+  status: number,
+  body: JsonRpcMessage,
+  headers: HeaderList,
+): void {
   if (res.headersSent || res.destroyed) return;
   const text = jsonText(body);
-  res.writeHead(status, {
+  res.writeHead(status, [
     ...headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
+    'content-type',
+    'application/json',
+    'content-length',
+    String(Buffer.byteLength(text)),
+  ]);
   res.end(text);
 }
 

@@ -24,8 +24,8 @@ import {
   type RequestId,
 } from '../mcp/jsonrpc.ts';
 import { HEADER } from '../mcp/metadata.ts';
-import { replyJson } from './replies.ts';
-import { EventStream, SSE_HEADERS } from './sse.ts';
+import { replyJson, replyJsonListed, type HeaderList } from './replies.ts';
+import { EventStream, SSE_HEADER_LIST } from './sse.ts';
 import type { Caller } from './policy.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
 
@@ -37,21 +37,14 @@ const GET_STREAM = 0;
 class Exchange {
   readonly id: RequestId;
   readonly #res: ServerResponse;
-  readonly #headers: Readonly<Record<string, string>>;
   readonly #session: Session;
   #stream: EventStream | undefined;
   done = false;
 
-  constructor(
-    id: RequestId,
-    session: Session,
-    res: ServerResponse,
-    headers: Readonly<Record<string, string>>,
-  ) {
+  constructor(id: RequestId, session: Session, res: ServerResponse) {
     this.id = id;
     this.#session = session;
     this.#res = res;
-    this.#headers = headers;
   }
 
   /** False when the client went away before anything was sent: nothing can reach it. */
@@ -62,7 +55,7 @@ class Exchange {
   send(message: JsonRpcMessage): void {
     if (isResponse(message)) this.done = true;
     if (!this.#stream && isResponse(message)) {
-      replyJson(this.#res, 200, message, this.#headers);
+      replyJsonListed(this.#res, 200, message, this.#session.headerList);
       return;
     }
     this.#stream ??= this.#openStream();
@@ -73,7 +66,7 @@ class Exchange {
   #openStream(): EventStream {
     const stream = this.#session.newStream();
     if (!this.#res.destroyed) {
-      this.#res.writeHead(200, { ...SSE_HEADERS, ...this.#headers });
+      this.#session.writeStreamHead(this.#res);
       stream.attach(this.#res);
     }
     return stream;
@@ -89,6 +82,8 @@ export class Session implements SessionPort {
   readonly id: string;
   /** The headers of every answer in this session. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The same, as a list for writeHead (replies.ts). */
+  readonly headerList: HeaderList;
   readonly upstream: Upstream;
   readonly account: Account;
   readonly #events: SessionEvents;
@@ -103,6 +98,7 @@ export class Session implements SessionPort {
   constructor(id: string, upstream: Upstream, account: Account, events: SessionEvents) {
     this.id = id;
     this.headers = { [HEADER.sessionId]: id };
+    this.headerList = [HEADER.sessionId, id];
     this.upstream = upstream;
     this.account = account;
     this.#events = events;
@@ -148,7 +144,7 @@ export class Session implements SessionPort {
       replyJson(res, 400, errorResponse(message.id, WIRE.INVALID_REQUEST, error), this.headers);
       return;
     }
-    this.#exchanges.set(key, new Exchange(message.id, this, res, this.headers));
+    this.#exchanges.set(key, new Exchange(message.id, this, res));
     if (message.method === 'initialize') {
       const declared = message.params?.capabilities;
       if (typeof declared === 'object' && declared !== null)
@@ -180,7 +176,7 @@ export class Session implements SessionPort {
   openGetStream(res: ServerResponse): 'ok' | 'busy' {
     const stream = this.#streams.get(GET_STREAM)!;
     if (stream.connected) return 'busy';
-    res.writeHead(200, { ...SSE_HEADERS, ...this.headers });
+    this.writeStreamHead(res);
     stream.attach(res);
     return 'ok';
   }
@@ -192,9 +188,14 @@ export class Session implements SessionPort {
   resume(streamId: number, afterSeq: number, res: ServerResponse): 'ok' | 'unknown' {
     const stream = this.#streams.get(streamId);
     if (!stream) return 'unknown';
-    res.writeHead(200, { ...SSE_HEADERS, ...this.headers });
+    this.writeStreamHead(res);
     stream.attach(res, afterSeq);
     return 'ok';
+  }
+
+  /** The head of an SSE stream of this session. */
+  writeStreamHead(res: ServerResponse): void {
+    res.writeHead(200, [...SSE_HEADER_LIST, ...this.headerList]);
   }
 
   newStream(): EventStream {

@@ -7,6 +7,7 @@
 
 import type { ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
+import type { HeaderList } from './replies.ts';
 import { jsonText } from './wire-text.ts';
 
 /** Events kept per stream for replay; older ones are dropped first. */
@@ -19,6 +20,9 @@ export const SSE_HEADERS = {
   // Keeps reverse proxies such as nginx from buffering the stream (2026-07-28 transports).
   'x-accel-buffering': 'no',
 } as const;
+
+/** SSE_HEADERS as a header list (replies.ts). */
+export const SSE_HEADER_LIST: HeaderList = Object.entries(SSE_HEADERS).flat();
 
 interface StoredEvent {
   seq: number;
