@@ -548,11 +548,16 @@ export class Upstream {
     return latest;
   }
 
+  /** Counted once the answer is on its way: the metrics are not in the time of the answer. */
   #finish(pending: Pending, response: JsonRpcResponse | undefined, outcome: Outcome): void {
+    const seconds = (performance.now() - pending.startedAt) / 1000;
+    this.#answer(pending, response);
+    this.#options.onRequestDone?.(pending.method, outcome, seconds);
+  }
+
+  #answer(pending: Pending, response: JsonRpcResponse | undefined): void {
     this.#pending.delete(pending.childId);
     pending.account.give(pending.bytes);
-    const seconds = (performance.now() - pending.startedAt) / 1000;
-    this.#options.onRequestDone?.(pending.method, outcome, seconds);
     if (pending.method === 'initialize' && response && !isErrorResponse(response))
       this.#initResult ??= response.result;
     if (!pending.session) {
