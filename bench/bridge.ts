@@ -22,7 +22,7 @@
  * a minimal raw client (node:http keep-alive, or stdio lines) so that client cost is the same
  * for every HTTP target.
  *
- *   node bench/bridge.ts [--seconds 3] [--sessions 1,16,128] [--only <target>] [--throughput-only]
+ *   node bench/bridge.ts [--seconds 3] [--sessions 1,16,128] [--only <target,…>] [--throughput-only]
  *                        [--base <cli.ts of another build>]
  *
  * --base measures another build of the bridge (an unpacked `git archive` of a commit, say) as
@@ -91,8 +91,10 @@ const { values } = parseArgs({
 });
 const SECONDS = Number(values.seconds);
 const CONCURRENCY = values.sessions.split(',').map(Number);
-/** Runs only the targets whose name contains this (profiling one of them). */
+/** Runs only the targets whose name contains one of these, comma-separated (profiling one). */
 const ONLY = values.only;
+const selected = (name: string) =>
+  ONLY === undefined || ONLY.split(',').some((part) => name.includes(part));
 const BASE_CLI = values.base;
 const NODE = process.execPath;
 const root = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
@@ -590,7 +592,7 @@ async function statelessColumn(server: string[], sessions: Map<string, Throughpu
   );
   for (const clients of CONCURRENCY) {
     for (const [name, make] of makers) {
-      if (ONLY !== undefined && !name.includes(ONLY)) continue;
+      if (!selected(name)) continue;
       const stateless = await cell(async () => {
         const target = await make();
         return { ...target, open: () => Promise.resolve(new StatelessClient(target.url!)) };
@@ -718,7 +720,7 @@ async function main(): Promise<void> {
   }
   for (const sessions of CONCURRENCY) {
     for (const [name, make] of makers) {
-      if (ONLY !== undefined && !name.includes(ONLY)) continue;
+      if (!selected(name)) continue;
       const result = await cell(make, sessions);
       results.set(`${name}/${sessions}`, result);
       printRow(name, sessions, result);
