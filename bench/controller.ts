@@ -32,11 +32,14 @@ import {
   peakRssMb,
   rssMb,
   quiet,
-  readyCount,
+  isReady,
+  patienceMs,
   removeNamespace,
   startOperatorProcess,
   waitUntil,
+  WatchedCount,
 } from './harness.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { floorSeconds } from './floor.ts';
 
 /** Short, so that the steady-state measurement sees a full resync of every server. */
@@ -127,24 +130,20 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
   try {
     const before = await counters(url);
     const processes = [...cluster.components, { name: 'operator', pid: operator.pid }];
+    const ready = await WatchedCount.start(client, MCP_SERVER, namespace, isReady);
     const operatorPhase = await measured(
       processes,
       async (progress) => {
         const started = Date.now();
         await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
-        await waitUntil(
-          `${n} servers Ready`,
-          async () => {
-            const ready = await readyCount(client, namespace);
-            progress.record(ready);
-            return ready === n;
-          },
-          1_200_000,
+        await ready.until(n, `${n} servers Ready`, patienceMs(n), (count) =>
+          progress.record(count),
         );
         return (Date.now() - started) / 1000;
       },
       n,
     );
+    await ready.stop();
     process.stderr.write(`N=${n}: operator ${operatorPhase.seconds.toFixed(1)} s\n`);
     const converged = await counters(url);
     const statusWritten = await statusWrites(operator.logFile);
@@ -153,7 +152,7 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
     await waitUntil(
       'a full resync',
       async () => (await counters(url)).reconciles >= settled.reconciles + n,
-      120_000,
+      patienceMs(n),
     );
     const resynced = await counters(url);
     const byVerb = Object.fromEntries(

@@ -24,12 +24,14 @@ import {
   benchCluster,
   createNamespace,
   createServers,
+  isReady,
+  patienceMs,
   quiet,
-  readyCount,
   removeNamespace,
   sleep,
   startOperatorProcess,
   waitUntil,
+  WatchedCount,
   type RunningOperator,
 } from './harness.ts';
 
@@ -91,27 +93,21 @@ async function run(client: KubeClient, kubeconfig: string, kill: boolean): Promi
       60_000,
     );
     const leader = (await isLeader(replicas[0]!)) ? 0 : 1;
+    const ready = await WatchedCount.start(client, MCP_SERVER, namespace, isReady);
     const started = Date.now();
     await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
     let takeoverSeconds: number | undefined;
     if (kill) {
-      await waitUntil(
-        `a third of ${n} servers Ready`,
-        async () => (await readyCount(client, namespace)) >= n / 3,
-        1_200_000,
-      );
+      await ready.until(Math.ceil(n / 3), `a third of ${n} servers Ready`, patienceMs(n));
       const standby = replicas[1 - leader]!;
       const killed = Date.now();
       await replicas[leader]!.crash();
       while (!(await isLeader(standby))) await sleep(200);
       takeoverSeconds = (Date.now() - killed) / 1000;
     }
-    await waitUntil(
-      `${n} servers Ready`,
-      async () => (await readyCount(client, namespace)) === n,
-      1_200_000,
-    );
+    await ready.until(n, `${n} servers Ready`, patienceMs(n));
     const readySeconds = (Date.now() - started) / 1000;
+    await ready.stop();
     await quiet(replicas[kill ? 1 - leader : leader]!.url);
     return {
       readySeconds,
