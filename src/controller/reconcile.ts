@@ -43,7 +43,7 @@ import { resolveReferences } from './references.ts';
 import { DiscoveryTokens } from './discovery-token.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { RenderOptions } from './render/options.ts';
-import { endpointOf, render } from './render/render.ts';
+import { endpointOf, isPodPrerequisite, render } from './render/render.ts';
 import { SERVER_CONTAINER } from './render/containers.ts';
 import { type ProvenanceOutcome, provenanceOf } from './provenance.ts';
 import type { HandlerResult } from '../kube/queue.ts';
@@ -158,13 +158,13 @@ export class Reconciler {
 
   async #apply(server: StoredMCPServer, desired: KubeObject[], log: Logger): Promise<Pass> {
     const pass: Pass = { applied: [], pruned: [], waiting: new Map() };
-    // A pod needs its ServiceAccount, ConfigMap and discovery token: those (and the Services)
-    // are written together, then the Deployment: two round trips for a new server.
+    // What the pods need (and their discovery token) first, then the Deployment and the
+    // Services together: two round trips for a new server.
     const [token, failure] = await Promise.all([
       this.#discoveryTokens.ensure(server, log),
       this.#applyBatch(
         server,
-        desired.filter((obj) => obj.kind !== 'Deployment'),
+        desired.filter((obj) => isPodPrerequisite(obj.kind)),
         pass,
         log,
       ),
@@ -172,8 +172,8 @@ export class Reconciler {
     if (token.created !== undefined) pass.applied.push(token.created);
     const first = token.failure ?? failure;
     if (first !== undefined) return { ...pass, failure: first };
-    const deployment = desired.filter((obj) => obj.kind === 'Deployment');
-    const last = await this.#applyBatch(server, deployment, pass, log);
+    const rest = desired.filter((obj) => !isPodPrerequisite(obj.kind));
+    const last = await this.#applyBatch(server, rest, pass, log);
     return last === undefined ? pass : { ...pass, failure: last };
   }
 
