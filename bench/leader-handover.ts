@@ -37,8 +37,9 @@ import {
 
 const n = Number(process.argv[2] ?? 1000);
 const CREATE_CONCURRENCY = 32;
-/** The controller's default --leader-election lease duration (client-go's). */
+/** The controller's default lease duration and retry period (client-go's). */
 const LEASE_SECONDS = 15;
+const RETRY_SECONDS = 2;
 
 async function isLeader(operator: RunningOperator): Promise<boolean> {
   const text = await (await fetch(`${operator.url}/metrics`)).text();
@@ -130,11 +131,21 @@ try {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(`leader hand-over at ${n} servers, lease ${LEASE_SECONDS} s; load average ${load}`);
+  const takeover = handover.takeoverSeconds ?? Number.NaN;
+  const growth = handover.readySeconds - plain.readySeconds;
   console.log(
     `plain: all Ready ${plain.readySeconds.toFixed(1)} s, stale ${plain.stale}; ` +
-      `leader killed: standby led after ${handover.takeoverSeconds?.toFixed(1)} s, ` +
+      `leader killed: standby led after ${takeover.toFixed(1)} s, ` +
       `all Ready ${handover.readySeconds.toFixed(1)} s ` +
-      `(+${(handover.readySeconds - plain.readySeconds).toFixed(1)} s), stale ${handover.stale}`,
+      `(+${growth.toFixed(1)} s), stale ${handover.stale}`,
+  );
+  // The standby may take the Lease only once it has seen no renewal for a lease duration,
+  // which it checks every retry period.
+  const verdict = (ok: boolean) => (ok ? 'yes' : 'NO');
+  console.log(
+    `took over within the lease and one retry period (${LEASE_SECONDS + RETRY_SECONDS} s): ${verdict(takeover <= LEASE_SECONDS + RETRY_SECONDS)}; ` +
+      `all-Ready grew by less than the lease: ${verdict(growth < LEASE_SECONDS)}; ` +
+      `no stale status: ${verdict(plain.stale === 0 && handover.stale === 0)}`,
   );
 } finally {
   await cluster.stop();
