@@ -88,9 +88,10 @@ async function measured(
   processes: readonly { name: string; pid: number }[],
   work: (progress: Progress) => Promise<number>,
   n: number,
+  label: string,
 ): Promise<Phase> {
   const before = await cpuByName(processes);
-  const progress = new Progress(n);
+  const progress = new Progress(n, label);
   const seconds = await work(progress);
   const after = await cpuByName(processes);
   const cpu = Object.fromEntries(
@@ -110,6 +111,7 @@ async function floor(cluster: Cluster, n: number): Promise<Phase> {
           progress.record(count),
         ),
       n,
+      `N=${n} floor available`,
     );
   } finally {
     await removeNamespace(client, namespace);
@@ -142,13 +144,14 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
         return (Date.now() - started) / 1000;
       },
       n,
+      `N=${n} operator Ready`,
     );
     await ready.stop();
     process.stderr.write(`N=${n}: operator ${operatorPhase.seconds.toFixed(1)} s\n`);
-    const converged = await counters(url);
-    const statusWritten = await statusWrites(operator.logFile);
-    // Quiet first (trailing event bumps, last status writes), then through one full resync.
+    // Quiet first (trailing Events, last status writes: what converging cost includes them),
+    // then through one full resync.
     const settled = await quiet(url);
+    const statusWritten = await statusWrites(operator.logFile);
     await waitUntil(
       'a full resync',
       async () => (await counters(url)).reconciles >= settled.reconciles + n,
@@ -156,17 +159,17 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
     );
     const resynced = await counters(url);
     const byVerb = Object.fromEntries(
-      Object.entries(converged.byVerb).map(([verb, count]) => [
+      Object.entries(settled.byVerb).map(([verb, count]) => [
         verb,
         (count - (before.byVerb[verb] ?? 0)) / n,
       ]),
     );
-    return {
+    const result = {
       n,
       floor: floorPhase,
       operator: operatorPhase,
-      requestsPerObject: (converged.requests - before.requests) / n,
-      writesPerObject: (converged.writes - before.writes) / n,
+      requestsPerObject: (settled.requests - before.requests) / n,
+      writesPerObject: (settled.writes - before.writes) / n,
       statusWrites: Object.fromEntries(
         Object.entries(statusWritten).map(([reason, count]) => [reason, count / n]),
       ),
@@ -176,6 +179,10 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
       peakRssMb: await peakRssMb(operator.pid),
       rssMb: await rssMb(operator.pid),
     };
+    // Told before the namespace is removed, which takes long at thousands.
+    process.stderr.write(`N=${n} done:\n`);
+    printSummary([result], (line) => process.stderr.write(`${line}\n`));
+    return result;
   } finally {
     await operator.stop();
     // Gone before the next N's floor starts, which it would slow down.
@@ -193,12 +200,10 @@ const perServer = (counts: Record<string, number>) =>
     .map(([key, count]) => `${key} ${count.toFixed(2)}`)
     .join(', ');
 
-function printSummary(results: Result[]): void {
-  console.log(
-    '    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server',
-  );
+function printSummary(results: Result[], print = (line: string) => console.log(line)): void {
+  print('    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server');
   for (const r of results) {
-    console.log(
+    print(
       [
         String(r.n).padStart(5),
         fixed(10)(r.floor.seconds),

@@ -205,15 +205,25 @@ export class WatchedCount<T extends KubeObject> {
  */
 export class Progress {
   readonly #n: number;
+  readonly #label: string | undefined;
   readonly #started = Date.now();
   readonly #samples: { seconds: number; count: number }[] = [];
+  #told = 0;
 
-  constructor(n: number) {
+  /** With a `label`, each tenth of `n` reached is told on stderr, for a run cut short. */
+  constructor(n: number, label?: string) {
     this.#n = n;
+    this.#label = label;
   }
 
   record(count: number): void {
-    this.#samples.push({ seconds: (Date.now() - this.#started) / 1000, count });
+    const seconds = (Date.now() - this.#started) / 1000;
+    this.#samples.push({ seconds, count });
+    const tenths = Math.floor((10 * count) / this.#n);
+    if (this.#label !== undefined && tenths > this.#told) {
+      this.#told = tenths;
+      process.stderr.write(`${this.#label}: ${count}/${this.#n} at ${seconds.toFixed(0)} s\n`);
+    }
   }
 
   /** Seconds until `fraction` of n were counted. */
