@@ -138,8 +138,8 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
       async (progress) => {
         const started = Date.now();
         await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
-        await ready.until(n, `${n} servers Ready`, patienceMs(n), (count) =>
-          progress.record(count),
+        await operator.during(
+          ready.until(n, `${n} servers Ready`, patienceMs(n), (count) => progress.record(count)),
         );
         return (Date.now() - started) / 1000;
       },

@@ -383,6 +383,8 @@ export interface RunningOperator {
   stop(): Promise<void>;
   /** SIGKILL: no chance to release the Lease, as when its node dies. */
   crash(): Promise<void>;
+  /** `work`, or an error as soon as the operator exits: a bench never waits on a dead one. */
+  during<T>(work: Promise<T>): Promise<T>;
 }
 
 let build: Promise<string> | undefined;
@@ -425,6 +427,7 @@ export async function startOperatorProcess(
       logFile: operator.logFile,
       stop: () => operator.stop(),
       crash: () => operator.kill(),
+      during: (work) => operator.during(work),
     };
   } catch (error) {
     await operator.stop();
