@@ -114,7 +114,10 @@ async function floor(cluster: Cluster, n: number): Promise<Phase> {
       `N=${n} floor available`,
     );
   } finally {
-    await removeNamespace(client, namespace);
+    // Not in place of the error that ended the floor, if one did.
+    await removeNamespace(client, namespace).catch((err: unknown) => {
+      process.stderr.write(`N=${n}: could not remove ${namespace}: ${String(err)}\n`);
+    });
   }
 }
 

@@ -76,12 +76,15 @@ export async function floorSeconds(
         body: { ...obj, metadata },
       });
     };
-    await pool(servers, concurrency, async (server) => {
-      const objects = render(server, { image: BRIDGE_IMAGE }) as KubeObject[];
-      await Promise.all(objects.filter((obj) => isPodPrerequisite(obj.kind)).map(create));
-      await Promise.all(objects.filter((obj) => !isPodPrerequisite(obj.kind)).map(create));
-    });
-    await available.until(n, `${n} floor Deployments available`, patienceMs(n), progress);
+    // Counted while the POSTs still go out, so that a run cut short says how far it got.
+    await Promise.all([
+      pool(servers, concurrency, async (server) => {
+        const objects = render(server, { image: BRIDGE_IMAGE }) as KubeObject[];
+        await Promise.all(objects.filter((obj) => isPodPrerequisite(obj.kind)).map(create));
+        await Promise.all(objects.filter((obj) => !isPodPrerequisite(obj.kind)).map(create));
+      }),
+      available.until(n, `${n} floor Deployments available`, patienceMs(n), progress),
+    ]);
     return (Date.now() - started) / 1000;
   } finally {
     await available.stop();

@@ -265,6 +265,8 @@ export async function quiet(url: string): Promise<Awaited<ReturnType<typeof coun
   }
 }
 
+const BENCH_REQUEST_TIMEOUT_MS = 300_000;
+
 /** A cluster for the run: the one KUBECONFIG names, else the local control plane, started. */
 export async function benchCluster(): Promise<{
   kubeconfig: string;
@@ -278,7 +280,11 @@ export async function benchCluster(): Promise<{
     ? undefined
     : await ControlPlane.start({ binaries: await ensureBinaries() });
   const kubeconfig = external ?? plane!.kubeconfigPath;
-  const client = connect(await loadClientConfig({ kubeconfig, env: {} }));
+  // A loaded API server may take longer than the operator's 30 s to answer one of thousands of
+  // requests; the bench waits rather than losing a run of an hour to one slow answer.
+  const client = connect(await loadClientConfig({ kubeconfig, env: {} }), {
+    requestTimeoutMs: BENCH_REQUEST_TIMEOUT_MS,
+  });
   await installCrd(client);
   return {
     kubeconfig,
