@@ -32,11 +32,14 @@ import {
   peakRssMb,
   rssMb,
   quiet,
-  readyCount,
+  isReady,
+  patienceMs,
   removeNamespace,
   startOperatorProcess,
   waitUntil,
+  WatchedCount,
 } from './harness.ts';
+import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { floorSeconds } from './floor.ts';
 
 /** Short, so that the steady-state measurement sees a full resync of every server. */
@@ -85,9 +88,10 @@ async function measured(
   processes: readonly { name: string; pid: number }[],
   work: (progress: Progress) => Promise<number>,
   n: number,
+  label: string,
 ): Promise<Phase> {
   const before = await cpuByName(processes);
-  const progress = new Progress(n);
+  const progress = new Progress(n, label);
   const seconds = await work(progress);
   const after = await cpuByName(processes);
   const cpu = Object.fromEntries(
@@ -107,9 +111,13 @@ async function floor(cluster: Cluster, n: number): Promise<Phase> {
           progress.record(count),
         ),
       n,
+      `N=${n} floor available`,
     );
   } finally {
-    await removeNamespace(client, namespace);
+    // Not in place of the error that ended the floor, if one did.
+    await removeNamespace(client, namespace).catch((err: unknown) => {
+      process.stderr.write(`N=${n}: could not remove ${namespace}: ${String(err)}\n`);
+    });
   }
 }
 
@@ -127,47 +135,44 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
   try {
     const before = await counters(url);
     const processes = [...cluster.components, { name: 'operator', pid: operator.pid }];
+    const ready = await WatchedCount.start(client, MCP_SERVER, namespace, isReady);
     const operatorPhase = await measured(
       processes,
       async (progress) => {
         const started = Date.now();
         await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
-        await waitUntil(
-          `${n} servers Ready`,
-          async () => {
-            const ready = await readyCount(client, namespace);
-            progress.record(ready);
-            return ready === n;
-          },
-          1_200_000,
+        await operator.during(
+          ready.until(n, `${n} servers Ready`, patienceMs(n), (count) => progress.record(count)),
         );
         return (Date.now() - started) / 1000;
       },
       n,
+      `N=${n} operator Ready`,
     );
+    await ready.stop();
     process.stderr.write(`N=${n}: operator ${operatorPhase.seconds.toFixed(1)} s\n`);
-    const converged = await counters(url);
-    const statusWritten = await statusWrites(operator.logFile);
-    // Quiet first (trailing event bumps, last status writes), then through one full resync.
+    // Quiet first (trailing Events, last status writes: what converging cost includes them),
+    // then through one full resync.
     const settled = await quiet(url);
+    const statusWritten = await statusWrites(operator.logFile);
     await waitUntil(
       'a full resync',
       async () => (await counters(url)).reconciles >= settled.reconciles + n,
-      120_000,
+      patienceMs(n),
     );
     const resynced = await counters(url);
     const byVerb = Object.fromEntries(
-      Object.entries(converged.byVerb).map(([verb, count]) => [
+      Object.entries(settled.byVerb).map(([verb, count]) => [
         verb,
         (count - (before.byVerb[verb] ?? 0)) / n,
       ]),
     );
-    return {
+    const result = {
       n,
       floor: floorPhase,
       operator: operatorPhase,
-      requestsPerObject: (converged.requests - before.requests) / n,
-      writesPerObject: (converged.writes - before.writes) / n,
+      requestsPerObject: (settled.requests - before.requests) / n,
+      writesPerObject: (settled.writes - before.writes) / n,
       statusWrites: Object.fromEntries(
         Object.entries(statusWritten).map(([reason, count]) => [reason, count / n]),
       ),
@@ -177,6 +182,10 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
       peakRssMb: await peakRssMb(operator.pid),
       rssMb: await rssMb(operator.pid),
     };
+    // Told before the namespace is removed, which takes long at thousands.
+    process.stderr.write(`N=${n} done:\n`);
+    printSummary([result], (line) => process.stderr.write(`${line}\n`));
+    return result;
   } finally {
     await operator.stop();
     // Gone before the next N's floor starts, which it would slow down.
@@ -194,12 +203,10 @@ const perServer = (counts: Record<string, number>) =>
     .map(([key, count]) => `${key} ${count.toFixed(2)}`)
     .join(', ');
 
-function printSummary(results: Result[]): void {
-  console.log(
-    '    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server',
-  );
+function printSummary(results: Result[], print = (line: string) => console.log(line)): void {
+  print('    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server');
   for (const r of results) {
-    console.log(
+    print(
       [
         String(r.n).padStart(5),
         fixed(10)(r.floor.seconds),

@@ -1,9 +1,10 @@
 /**
  * The cluster's own floor for N servers: what kube-controller-manager, the scheduler and kwok
  * cost anyway, without the operator. The objects `render()` returns for each server are POSTed
- * directly, `concurrency` servers at a time (each server's objects in render's order), until
- * every Deployment is available. Owner references are dropped: their owner does not exist here,
- * and the garbage collector would delete the objects.
+ * directly, `concurrency` servers at a time, each server's in two rounds as the operator writes
+ * them (what its pods need, then the Deployment and Services together: isPodPrerequisite),
+ * until every Deployment is available (told by a watch). Owner references are dropped: their
+ * owner does not exist here, and the garbage collector would delete the objects.
  *
  * The servers are the API server's own defaulting of the spec (a dry-run create), so render
  * sees exactly what the operator's cache would hold.
@@ -14,10 +15,10 @@ import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import { KIND } from '../src/api/names.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../src/api/v1alpha1/stored.ts';
 import { RENDERED_TYPES, type RenderedKind } from '../src/controller/caches.ts';
-import { render } from '../src/controller/render/render.ts';
+import { isPodPrerequisite, render } from '../src/controller/render/render.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { DEPLOYMENT, collectionPath, type KubeObject } from '../src/kube/resources.ts';
-import { pool, waitUntil } from './harness.ts';
+import { WatchedCount, patienceMs, pool } from './harness.ts';
 
 /** The operator's default --bridge-image, as the bench runs it. */
 const BRIDGE_IMAGE = 'mcp-operator:latest';
@@ -41,19 +42,13 @@ async function storedServers(
   }));
 }
 
-async function availableCount(client: KubeClient, namespace: string): Promise<number> {
-  const list = await client.request<{ items: V1Deployment[] }>({
-    method: 'GET',
-    path: collectionPath(DEPLOYMENT, namespace),
-  });
-  return list.items.filter((d) => {
-    const want = d.spec?.replicas ?? 1;
-    return (
-      (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
-      (d.status?.updatedReplicas ?? 0) >= want &&
-      (d.status?.availableReplicas ?? 0) >= want
-    );
-  }).length;
+function isAvailable(d: KubeObject & V1Deployment): boolean {
+  const want = d.spec?.replicas ?? 1;
+  return (
+    (d.status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) &&
+    (d.status?.updatedReplicas ?? 0) >= want &&
+    (d.status?.availableReplicas ?? 0) >= want
+  );
 }
 
 /**
@@ -69,26 +64,29 @@ export async function floorSeconds(
   progress: (available: number) => void = () => {},
 ): Promise<number> {
   const servers = await storedServers(client, namespace, n, spec);
-  const started = Date.now();
-  await pool(servers, concurrency, async (server) => {
-    for (const obj of render(server, { image: BRIDGE_IMAGE }) as KubeObject[]) {
+  const available = await WatchedCount.start(client, DEPLOYMENT, namespace, isAvailable);
+  try {
+    const started = Date.now();
+    const create = (obj: KubeObject) => {
       const metadata = { ...obj.metadata };
       delete metadata.ownerReferences;
-      await client.request({
+      return client.request({
         method: 'POST',
         path: collectionPath(RENDERED_TYPES[obj.kind as RenderedKind], namespace),
         body: { ...obj, metadata },
       });
-    }
-  });
-  await waitUntil(
-    `${n} floor Deployments available`,
-    async () => {
-      const available = await availableCount(client, namespace);
-      progress(available);
-      return available === n;
-    },
-    1_200_000,
-  );
-  return (Date.now() - started) / 1000;
+    };
+    // Counted while the POSTs still go out, so that a run cut short says how far it got.
+    await Promise.all([
+      pool(servers, concurrency, async (server) => {
+        const objects = render(server, { image: BRIDGE_IMAGE }) as KubeObject[];
+        await Promise.all(objects.filter((obj) => isPodPrerequisite(obj.kind)).map(create));
+        await Promise.all(objects.filter((obj) => !isPodPrerequisite(obj.kind)).map(create));
+      }),
+      available.until(n, `${n} floor Deployments available`, patienceMs(n), progress),
+    ]);
+    return (Date.now() - started) / 1000;
+  } finally {
+    await available.stop();
+  }
 }

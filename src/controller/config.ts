@@ -34,7 +34,7 @@ export interface ControllerConfig {
 /** Each flag, its environment variable, and its default. */
 const FLAGS = {
   namespaces: { env: 'MCP_OPERATOR_NAMESPACES', default: '' },
-  concurrency: { env: 'MCP_OPERATOR_CONCURRENCY', default: '8' },
+  concurrency: { env: 'MCP_OPERATOR_CONCURRENCY', default: '32' },
   'leader-elect': { env: 'MCP_OPERATOR_LEADER_ELECT', default: 'true' },
   'leader-election-namespace': { env: 'MCP_OPERATOR_LEADER_ELECTION_NAMESPACE', default: '' },
   'leader-election-name': { env: 'MCP_OPERATOR_LEADER_ELECTION_NAME', default: 'mcp-operator' },

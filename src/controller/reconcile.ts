@@ -43,12 +43,17 @@ import { resolveReferences } from './references.ts';
 import { DiscoveryTokens } from './discovery-token.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { RenderOptions } from './render/options.ts';
-import { endpointOf, render } from './render/render.ts';
+import { endpointOf, isPodPrerequisite, render } from './render/render.ts';
 import { SERVER_CONTAINER } from './render/containers.ts';
 import { type ProvenanceOutcome, provenanceOf } from './provenance.ts';
 import type { HandlerResult } from '../kube/queue.ts';
 import { computeStatus, statusDiffers } from './ready-status.ts';
-import { ProgressWrites, isProgressOnly, isProgressing } from './progress-writes.ts';
+import {
+  ProgressWrites,
+  isFirstRollout,
+  isProgressOnly,
+  isProgressing,
+} from './progress-writes.ts';
 import { findCondition } from '../api/v1alpha1/conditions.ts';
 import type { Condition } from '../api/core-v1.ts';
 import type { DiscoveryService } from '../discovery/service.ts';
@@ -153,13 +158,13 @@ export class Reconciler {
 
   async #apply(server: StoredMCPServer, desired: KubeObject[], log: Logger): Promise<Pass> {
     const pass: Pass = { applied: [], pruned: [], waiting: new Map() };
-    // A pod needs its ServiceAccount, ConfigMap and discovery token: those (and the Services)
-    // are written together, then the Deployment: two round trips for a new server.
+    // What the pods need (and their discovery token) first, then the Deployment and the
+    // Services together: two round trips for a new server.
     const [token, failure] = await Promise.all([
       this.#discoveryTokens.ensure(server, log),
       this.#applyBatch(
         server,
-        desired.filter((obj) => obj.kind !== 'Deployment'),
+        desired.filter((obj) => isPodPrerequisite(obj.kind)),
         pass,
         log,
       ),
@@ -167,8 +172,8 @@ export class Reconciler {
     if (token.created !== undefined) pass.applied.push(token.created);
     const first = token.failure ?? failure;
     if (first !== undefined) return { ...pass, failure: first };
-    const deployment = desired.filter((obj) => obj.kind === 'Deployment');
-    const last = await this.#applyBatch(server, deployment, pass, log);
+    const rest = desired.filter((obj) => !isPodPrerequisite(obj.kind));
+    const last = await this.#applyBatch(server, rest, pass, log);
     return last === undefined ? pass : { ...pass, failure: last };
   }
 
@@ -306,10 +311,12 @@ export class Reconciler {
       isDeepStrictEqual(server.status?.provenance, next.provenance);
     if (!statusDiffers(server.status, next) && sameRest) return 0;
     const key = keyOf(server);
-    if (sameRest && isProgressOnly(server.status, next)) {
-      const hold = this.#progress.holdMs(key, Date.now());
-      if (hold > 0) return hold;
-    }
+    const hold = isFirstRollout(server.status, next)
+      ? this.#progress.firstHoldMs(key, Date.now())
+      : sameRest && isProgressOnly(server.status, next)
+        ? this.#progress.holdMs(key, Date.now())
+        : 0;
+    if (hold > 0) return hold;
     const pendingKey = `status/${key}`;
     // Without transition times: a pass on a cache that still lacks our last write computes
     // the same status with a later time, and must not write it again.
@@ -352,7 +359,10 @@ export class Reconciler {
   }
 
   /**
-   * One Event per kind of change: what was applied, what was deleted, a failure, a new Ready.
+   * One Event per kind of change: what was applied, what was deleted, a failure, a Ready
+   * reason that needs attention and the end of it. Routine moves between calm states (a
+   * rollout that finishes, a server scaled to zero) are in status alone: an Event is a write
+   * too, and one per server on every rollout adds up when thousands roll out at once.
    * Not waited for (see EventRecorder).
    */
   #recordEvents(server: StoredMCPServer, pass: Pass, readiness: Readiness): void {
@@ -376,10 +386,15 @@ export class Reconciler {
     if (before?.status === readiness.status && before.reason === readiness.reason) return;
     // A rollout this pass started is news already told by the Applied event.
     if (readiness.reason === ReadyReason.Progressing && pass.applied.length > 0) return;
-    const fine = readiness.status === ConditionStatus.True || CALM_REASONS.has(readiness.reason);
+    const fine = isCalm(readiness);
+    if (fine && (before === undefined || isCalm(before))) return;
     record(fine ? 'Normal' : 'Warning', readiness.reason, readiness.message);
   }
 }
+
+/** Ready, or not Ready for a reason that is part of normal operation. */
+const isCalm = (ready: { status: string; reason: string }): boolean =>
+  ready.status === ConditionStatus.True || CALM_REASONS.has(ready.reason);
 
 /** Not-Ready reasons that are part of normal operation, recorded as Normal events. */
 const CALM_REASONS = new Set<string>([

@@ -96,7 +96,7 @@ describe('helm template, defaults', () => {
     });
     expect(config.bridgeImage).toBe('mcp-operator:0.1.0');
     expect(config.imagePullPolicy).toBe('IfNotPresent');
-    expect(config.concurrency).toBe(8);
+    expect(config.concurrency).toBe(32);
     expect(config.resyncPeriodMs).toBe(600_000);
   });
 

@@ -6,7 +6,7 @@ describe('parseControllerConfig', () => {
     const config = parseControllerConfig([], {});
     expect(config).toMatchObject({
       namespaces: [],
-      concurrency: 8,
+      concurrency: 32,
       bridgeImage: 'mcp-operator:latest',
       metricsAddress: ':8080',
       resyncPeriodMs: 600_000,

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/api/core-v1.ts';
-import { isProgressOnly, ProgressWrites } from '../../src/controller/progress-writes.ts';
+import {
+  isFirstRollout,
+  isProgressOnly,
+  ProgressWrites,
+} from '../../src/controller/progress-writes.ts';
 
 const ready = (status: Condition['status'], reason: string, message: string): Condition => ({
   type: 'Ready',
@@ -50,7 +54,32 @@ describe('isProgressOnly', () => {
   });
 });
 
+describe('isFirstRollout', () => {
+  it("is a new server's first status while its first rollout is under way, and nothing later", () => {
+    const next = rollingOut('Waiting for the Deployment controller to act on the latest change.');
+    expect(isFirstRollout(undefined, next)).toBe(true);
+    expect(isFirstRollout({}, next)).toBe(true);
+    expect(isFirstRollout(next, next)).toBe(false);
+    const available = { observedGeneration: 1, conditions: [ready('True', 'Available', '1/1')] };
+    expect(isFirstRollout(undefined, available)).toBe(false);
+    const crashing = { observedGeneration: 1, conditions: [ready('False', 'ApplyFailed', 'no')] };
+    expect(isFirstRollout(undefined, crashing)).toBe(false);
+  });
+});
+
 describe('ProgressWrites', () => {
+  it("holds a new server's first status for the interval from the first time it is asked", () => {
+    const writes = new ProgressWrites(5_000);
+    expect(writes.firstHoldMs('ns/a', 1_000)).toBe(5_000);
+    expect(writes.firstHoldMs('ns/a', 4_000)).toBe(2_000);
+    expect(writes.firstHoldMs('ns/a', 6_500)).toBe(0);
+    writes.written('ns/a', true, 6_500);
+    // Written: a server asked again (its status not in the cache yet) starts afresh.
+    expect(writes.firstHoldMs('ns/a', 7_000)).toBe(5_000);
+    writes.forget('ns/a');
+    expect(writes.firstHoldMs('ns/a', 8_000)).toBe(5_000);
+  });
+
   it('holds a server for the interval after a Progressing write, not after another one', () => {
     const writes = new ProgressWrites(5_000);
     expect(writes.holdMs('ns/a', 1_000)).toBe(0);

@@ -79,34 +79,58 @@ async function reconcilerFor(spec: MCPServerSpec) {
 }
 
 describe('Reconciler', () => {
-  it('writes the objects and status once; a second pass over the result writes nothing', async () => {
+  it('writes the objects, then status once the rollout ends; a pass over the result writes nothing', async () => {
     const { client, caches, reconciler } = await reconcilerFor({
       image: 'node:24-slim',
       transport: 'stdio',
       command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
       discovery: { enabled: false },
     });
+    const status = `PATCH ${collectionPath(MCP_SERVER, NAMESPACE)}/everything/status`;
+    const writesSince = (start: number) =>
+      client.requests.slice(start).filter((request) => WRITES.test(request));
 
-    await reconciler.reconcile(KEY);
-    const first = client.requests.filter((request) => WRITES.test(request));
-    expect(first).toEqual(
+    const first = await reconciler.reconcile(KEY);
+    expect(writesSince(0)).toEqual(
       expect.arrayContaining([
         `PATCH ${collectionPath(RENDERED_TYPES.Deployment, NAMESPACE)}/everything`,
         `PATCH ${collectionPath(RENDERED_TYPES.Service, NAMESPACE)}/everything`,
-        `PATCH ${collectionPath(MCP_SERVER, NAMESPACE)}/everything/status`,
       ]),
     );
-    // The watches bring the pass's writes into the caches, as they do in the operator.
-    await waitFor('the caches to hold the first pass', () =>
-      caches.rendered.Deployment.store.size === 1 &&
-      caches.servers.store.get(KEY)?.status?.conditions !== undefined
+    // A new server's first word, "rolling out", waits a while: the rollout may end first.
+    expect(writesSince(0)).not.toContain(status);
+    expect(first?.requeueAfterMs).toBeGreaterThan(0);
+    expect(first?.requeueAfterMs).toBeLessThanOrEqual(5_000);
+
+    // The Deployment controller's word that the rollout is done, through the watch.
+    const deployments = collectionPath(RENDERED_TYPES.Deployment, NAMESPACE);
+    const deployment = client.objects.get(deployments)!.get('everything')!;
+    client.update(deployments, {
+      ...deployment,
+      status: {
+        observedGeneration: deployment.metadata.generation ?? 1,
+        replicas: 1,
+        updatedReplicas: 1,
+        readyReplicas: 1,
+        availableReplicas: 1,
+      },
+    } as never);
+    await waitFor('the cache to hold the finished rollout', () =>
+      (caches.rendered.Deployment.store.get(KEY) as { status?: { availableReplicas?: number } })
+        ?.status?.availableReplicas === 1
         ? true
         : undefined,
     );
-
     const before = client.requests.length;
-    const second = await reconciler.reconcile(KEY);
-    expect(client.requests.slice(before).filter((request) => WRITES.test(request))).toEqual([]);
-    expect(second).toBeUndefined();
+    await reconciler.reconcile(KEY);
+    expect(writesSince(before)).toEqual([status]);
+    await waitFor('the cache to hold the status', () =>
+      caches.servers.store.get(KEY)?.status?.conditions?.[0]?.status === 'True' ? true : undefined,
+    );
+
+    const after = client.requests.length;
+    const last = await reconciler.reconcile(KEY);
+    expect(writesSince(after)).toEqual([]);
+    expect(last).toBeUndefined();
   });
 });

@@ -25,6 +25,16 @@ export type DesiredObject = V1ServiceAccount | V1ConfigMap | V1Service | V1Deplo
 export const RENDERED_KINDS = ['ServiceAccount', 'ConfigMap', 'Service', 'Deployment'] as const;
 
 /**
+ * What must exist before the Deployment's pods are created: their ServiceAccount (admission
+ * refuses a pod whose account is missing) and the ConfigMap they mount. The Services need not
+ * wait (pods get no service environment variables: enableServiceLinks is off), so they are
+ * written together with the Deployment: creating a Service allocates its cluster IP and is the
+ * slowest of these writes under load, and the rollout need not wait for it.
+ */
+export const isPodPrerequisite = (kind: string | undefined): boolean =>
+  kind === 'ServiceAccount' || kind === 'ConfigMap';
+
+/**
  * A few old ReplicaSets suffice to roll back; the default of 10 per server adds up to
  * thousands of idle objects in a cluster with many MCP servers.
  */
