@@ -74,7 +74,8 @@ export async function runPod(
   );
   const workdir = await mkdtemp(join(tmpdir(), 'mcp-pod-workdir-'));
   const log: string[] = [];
-  const children: ChildProcess[] = [];
+  const children: [string, ChildProcess][] = [];
+  const graceSeconds = spec.terminationGracePeriodSeconds ?? 30;
   let syncing = true;
   const sync = async () => {
     for (const mounted of volumes) await project(mounted, options).catch(() => undefined);
@@ -85,12 +86,20 @@ export async function runPod(
     syncing = false;
     clearInterval(timer);
     // Last started first: the bridge stops its sessions through the supervisor, then it goes.
-    for (const child of children.reverse()) {
+    for (const [name, child] of [...children].reverse()) {
       // A second stop finds them gone: their exit has fired already and would never come again.
       if (child.exitCode !== null || child.signalCode !== null) continue;
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
+      // As the kubelet does: SIGKILL once the grace period is over, and say so.
+      const grace = setTimeout(() => {
+        const line = `${name}: still running ${graceSeconds} s after SIGTERM; killed`;
+        log.push(line);
+        console.warn(`local pod: ${line}`);
+        child.kill('SIGKILL');
+      }, graceSeconds * 1000);
       await exited;
+      clearTimeout(grace);
     }
     await Promise.all(
       [workdir, ...volumes.map(({ dir }) => dir)].map((dir) =>
@@ -107,7 +116,7 @@ export async function runPod(
         throw new Error(`init container ${init.name} exited ${code}: ${log.join('\n')}`);
     }
     for (const container of spec.containers)
-      children.push(start(container, { volumes, workdir, log }));
+      children.push([container.name, start(container, { volumes, workdir, log })]);
     const port = spec.containers.flatMap((c) => c.ports ?? [])[0]?.containerPort;
     const base = `http://127.0.0.1:${port}`;
     await waitFor(
