@@ -206,12 +206,7 @@ export class CatalogGate {
     if (policy !== undefined) await templates.current(uri);
     if (!templates.has(uri) && templates.error === undefined)
       return this.#screenRead(request, uri, 'Completion', 'params.ref.uri');
-    const current = {
-      listed: templates.has(uri),
-      digest: templates.digest(uri),
-      listError: templates.error,
-    };
-    const denial = decideItem(policy, 'resourceTemplates', uri, current);
+    const denial = this.#judge(policy, 'resourceTemplates', uri);
     return (
       denial && this.#refuse(request, `Resource template ${JSON.stringify(uri)}`, denial, { uri })
     );
@@ -223,8 +218,13 @@ export class CatalogGate {
     kind: CatalogKind,
     key: string,
   ): Promise<Denial | undefined> {
+    if (policy !== undefined) await this.#listings[kind].current(key);
+    return this.#judge(policy, kind, key);
+  }
+
+  /** `key` of `kind` against the list as the bridge last read it. */
+  #judge(policy: BridgePolicy | undefined, kind: CatalogKind, key: string): Denial | undefined {
     const listing = this.#listings[kind];
-    if (policy !== undefined) await listing.current(key);
     const current = {
       listed: listing.has(key),
       digest: listing.digest(key),

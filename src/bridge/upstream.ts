@@ -261,7 +261,6 @@ export class Upstream {
     return response.result;
   }
 
-  /** Sends a notification of the bridge itself to the child. */
   /**
    * Change notifications of the child may have been missed (the bridge's subscription on a
    * child of 2026-07-28 was lost): whatever watches them takes every list as changed.
@@ -271,6 +270,7 @@ export class Upstream {
       this.#hooks.observeNotification?.({ jsonrpc: '2.0', method });
   }
 
+  /** Sends a notification of the bridge itself to the child. */
   notify(method: string, params?: Record<string, unknown>): void {
     this.#send(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method });
   }

@@ -87,10 +87,7 @@ export function provenanceOf(input: ProvenanceInput): ProvenanceOutcome {
     ? codeNews(
         input,
         { digests: before?.imageDigests ?? [], packages: before?.packages ?? [] },
-        {
-          digests,
-          packages,
-        },
+        { digests, packages },
       )
     : undefined;
   const codeChanged = news
