@@ -7,7 +7,7 @@
  */
 
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { Command } from '../command.ts';
 import { parseDuration } from '../duration.ts';
 import { durationFlag, integerFlag } from '../flags.ts';
@@ -265,7 +265,20 @@ const bridge: Command = async (argv) => {
   logger.info({ signal }, 'shutting down: draining requests in flight, then stopping MCP servers');
   await running.close();
   logger.info('stopped');
+  exitIfStillRunning(logger, options.graceMs);
   return 0;
 };
+
+/**
+ * After shutdown the process ends by itself, once nothing is left open. Should something still
+ * be (a child the shutdown missed, say), name it and exit, rather than hold the pod in
+ * Terminating until the kubelet's SIGKILL at the end of the grace period.
+ */
+function exitIfStillRunning(logger: Logger, afterMs: number): void {
+  setTimeout(() => {
+    logger.error({ open: process.getActiveResourcesInfo() }, 'still running after shutdown');
+    process.exit(1);
+  }, afterMs).unref();
+}
 
 export default bridge;

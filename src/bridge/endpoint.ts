@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from './auth.ts';
-import { SessionLimitError, type Bridge } from './session-table.ts';
+import { BridgeClosingError, SessionLimitError, type Bridge } from './session-table.ts';
 import type { Account } from './budget.ts';
 import {
   accepts,
@@ -355,15 +355,14 @@ async function initialize(
       { id: message.id },
     );
   }
-  if (!ctx.accepting()) {
-    return replyError(res, 503, WIRE.SERVER_ERROR, 'The bridge is shutting down', {
-      id: message.id,
-    });
-  }
+  const shuttingDown = () =>
+    replyError(res, 503, WIRE.SERVER_ERROR, 'The bridge is shutting down', { id: message.id });
+  if (!ctx.accepting()) return shuttingDown();
   let session;
   try {
     session = await ctx.bridge.openSession();
   } catch (error) {
+    if (error instanceof BridgeClosingError) return shuttingDown();
     if (error instanceof SessionLimitError) {
       const limit = ctx.bridge.config.maxSessions;
       return replyError(

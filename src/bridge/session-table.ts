@@ -14,7 +14,7 @@ import { META } from '../mcp/metadata.ts';
 import type { BridgeMetrics, RefusalBound } from './metrics.ts';
 import { Session } from './session.ts';
 import { holdChildSubscription, type Capabilities } from './stateless-listen.ts';
-import type { Launcher } from './transport.ts';
+import type { Launcher, Transport } from './transport.ts';
 import { Upstream, type UpstreamHooks } from './upstream.ts';
 
 export interface BridgeConfig {
@@ -94,6 +94,13 @@ export class SessionLimitError extends Error {}
 /** The child answered `server/discover` without 2026-07-28: it needs the handshake. */
 class HandshakeEraChild extends Error {}
 
+/** A child asked for after `close()`: it is stopped at once instead of outliving the bridge. */
+export class BridgeClosingError extends Error {
+  constructor() {
+    super('the bridge is shutting down');
+  }
+}
+
 /**
  * The `_meta` of the bridge's own requests to a child that speaks 2026-07-28 (basic,
  * "Per-request protocol fields": version and capabilities are required on every request).
@@ -160,6 +167,9 @@ export class Bridge {
   readonly #nativeCapabilities = new WeakMap<Upstream, Record<string, unknown>>();
   readonly #sweeper: NodeJS.Timeout;
   #lastKeepAlive = Date.now();
+  #closing = false;
+  /** Children being started: close() waits for them, since its list of upstreams misses them. */
+  readonly #launches = new Set<Promise<Transport>>();
 
   constructor(config: BridgeConfig, deps: BridgeDeps) {
     this.config = config;
@@ -264,7 +274,7 @@ export class Bridge {
    * own, which it stops afterwards.
    */
   async probe(): Promise<void> {
-    const transport = await this.#deps.probeLauncher.launch();
+    const transport = await this.#launch(this.#deps.probeLauncher);
     const upstream = new Upstream(transport, {
       ...this.#upstreamOptions(),
       requestTimeoutMs: Math.min(this.config.requestTimeoutMs, PROBE_TIMEOUT_MS),
@@ -292,8 +302,10 @@ export class Bridge {
   }
 
   async close(): Promise<void> {
+    this.#closing = true;
     clearInterval(this.#sweeper);
     for (const session of [...this.#sessions.values()]) session.end('the bridge is shutting down');
+    await Promise.allSettled(this.#launches);
     const upstreams = [...this.#upstreams];
     for (const upstream of upstreams) this.#retiring.add(upstream);
     await Promise.all(upstreams.map((upstream) => upstream.close()));
@@ -351,8 +363,31 @@ export class Bridge {
     throw new HandshakeEraChild();
   }
 
+  /**
+   * A child from `launcher`, unless the bridge is closing: one whose start was under way when
+   * close() began is stopped, or it would keep the process alive after shutdown (its output
+   * stays open) and run on in the server container.
+   */
+  async #launch(launcher: Launcher): Promise<Transport> {
+    if (this.#closing) throw new BridgeClosingError();
+    const starting = this.#launchOrStop(launcher);
+    this.#launches.add(starting);
+    try {
+      return await starting;
+    } finally {
+      this.#launches.delete(starting);
+    }
+  }
+
+  async #launchOrStop(launcher: Launcher): Promise<Transport> {
+    const transport = await launcher.launch();
+    if (!this.#closing) return transport;
+    await transport.close();
+    throw new BridgeClosingError();
+  }
+
   async #startUpstream(): Promise<Upstream> {
-    const transport = await this.#deps.launcher.launch();
+    const transport = await this.#launch(this.#deps.launcher);
     const upstream = new Upstream(transport, this.#upstreamOptions());
     this.#upstreams.add(upstream);
     void upstream.closed.then((reason) => {

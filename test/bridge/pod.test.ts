@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -56,6 +57,7 @@ afterEach(async () => {
 /** Runs `mcp-operator bridge <args>` as its own process; resolves once it serves /readyz. */
 async function startBridgeProcess(
   settings: BridgeSettings,
+  { awaitReady = true } = {},
 ): Promise<{ url: string; stop(): Promise<number | null> }> {
   const child = spawn(NODE, [CLI, 'bridge', ...bridgeArgs(settings)], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -68,14 +70,15 @@ async function startBridgeProcess(
   };
   stops.push(async () => void (await stop()));
   const base = `http://${settings.listen}`;
-  await waitFor(
-    'the bridge to be ready',
-    async () => {
-      const response = await fetch(`${base}/readyz`).catch(() => undefined);
-      return response?.status === 200 || undefined;
-    },
-    { timeoutMs: 30_000 },
-  );
+  if (awaitReady)
+    await waitFor(
+      'the bridge to be ready',
+      async () => {
+        const response = await fetch(`${base}/readyz`).catch(() => undefined);
+        return response?.status === 200 || undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
   return { url: `${base}${settings.path}`, stop };
 }
 
@@ -204,6 +207,44 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
     expect((await post(bridge.url, ping, { 'mcp-session-id': sessionId })).status).toBe(404);
     expect(await within('stopping the bridge', 20_000, bridge.stop())).toBe(0);
+  });
+
+  it('stops a child whose start was under way when SIGTERM came, and exits', async () => {
+    // No supervisor yet: the session's start waits for the control FIFO (up to the bridge's
+    // grace period), so SIGTERM lands while the child is being started, as it can with a busy
+    // supervisor in a pod. The supervisor comes up once the bridge is shutting down.
+    const dir = await emptyDir();
+    const bridge = await startBridgeProcess(
+      {
+        listen: `127.0.0.1:${freePort()}`,
+        path: '/mcp',
+        sessionMode: 'PerSession',
+        maxSessions: 4,
+        warmPool: 0,
+        idleTimeout: '1m',
+        requestTimeout: '30s',
+        supervisorDir: dir,
+      },
+      { awaitReady: false },
+    );
+    const base = new URL(bridge.url).origin;
+    await waitFor('the bridge to listen', async () =>
+      (await fetch(`${base}/healthz`).catch(() => undefined))?.ok ? true : undefined,
+    );
+    const opening = post(bridge.url, INITIALIZE).catch(() => undefined);
+    await sleep(500);
+    const stopping = bridge.stop();
+    await sleep(300);
+    const { command, mark } = markedCommand([...SERVERS.everything]);
+    await startSupervisor(command, { dir });
+
+    expect(await within('stopping the bridge', 30_000, stopping)).toBe(0);
+    await opening;
+    await waitFor(
+      'every child to end',
+      async () => ((await markedProcesses(mark)).length === 0 ? true : undefined),
+      { timeoutMs: 30_000 },
+    );
   });
 
   it('holds --max-sessions when many clients initialize at once', async () => {
