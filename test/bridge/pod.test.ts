@@ -84,6 +84,18 @@ async function startBridgeProcess(
 
 const freePort = (): number => 20_000 + Math.floor(Math.random() * 20_000);
 
+/** A PerSession bridge on a free loopback port, without a warm pool, in front of a supervisor. */
+const perSession = (supervisorDir: string): BridgeSettings => ({
+  listen: `127.0.0.1:${freePort()}`,
+  path: '/mcp',
+  sessionMode: 'PerSession',
+  maxSessions: 4,
+  warmPool: 0,
+  idleTimeout: '1m',
+  requestTimeout: '30s',
+  supervisorDir,
+});
+
 // Real processes all the way down: generous timeouts for a loaded machine.
 describe('the stdio pod wiring', { timeout: 90_000 }, () => {
   it('bridge-install copies busybox and the supervisor into the volume', async () => {
@@ -176,16 +188,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
       ...everything,
     ]);
     const supervisor = await startSupervisor(command);
-    const bridge = await startBridgeProcess({
-      listen: `127.0.0.1:${freePort()}`,
-      path: '/mcp',
-      sessionMode: 'PerSession',
-      maxSessions: 4,
-      warmPool: 0,
-      idleTimeout: '1m',
-      requestTimeout: '30s',
-      supervisorDir: supervisor.dir,
-    });
+    const bridge = await startBridgeProcess(perSession(supervisor.dir));
     const client = await connect(bridge.url);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'up' } }))).toBe(
       'Echo: up',
@@ -214,19 +217,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     // grace period), so SIGTERM lands while the child is being started, as it can with a busy
     // supervisor in a pod. The supervisor comes up once the bridge is shutting down.
     const dir = await emptyDir();
-    const bridge = await startBridgeProcess(
-      {
-        listen: `127.0.0.1:${freePort()}`,
-        path: '/mcp',
-        sessionMode: 'PerSession',
-        maxSessions: 4,
-        warmPool: 0,
-        idleTimeout: '1m',
-        requestTimeout: '30s',
-        supervisorDir: dir,
-      },
-      { awaitReady: false },
-    );
+    const bridge = await startBridgeProcess(perSession(dir), { awaitReady: false });
     const base = new URL(bridge.url).origin;
     await waitFor('the bridge to listen', async () =>
       (await fetch(`${base}/healthz`).catch(() => undefined))?.ok ? true : undefined,
