@@ -239,7 +239,7 @@ export class InputRoundsTransport extends BaseTransport {
     const { rounds, key } = input;
     if (!rounds.waiting.delete(key)) return true;
     if (isErrorResponse(response)) {
-      this.#forget(rounds);
+      this.#forget(rounds, 'another input request of the same call failed');
       this.received({ ...response, id: rounds.request.id });
       return true;
     }
@@ -269,14 +269,27 @@ export class InputRoundsTransport extends BaseTransport {
       ...[...this.#inputs.values()].map((i) => i.rounds),
     ].find((candidate) => idKey(candidate.request.id) === idKey(requestId));
     if (!rounds) return notification;
-    this.#forget(rounds);
+    this.#forget(rounds, 'the client cancelled the request this input was for');
     return { ...notification, params: { ...notification.params, requestId: rounds.wireId } };
   }
 
-  #forget(rounds: Rounds): void {
+  /**
+   * The rounds end. Input requests still open at the client are cancelled there (2025-11-25
+   * basic/utilities/cancellation), so that it can dismiss what it is showing its user.
+   */
+  #forget(rounds: Rounds, reason: string): void {
     this.#calls.delete(idKey(rounds.wireId));
     for (const [inputId, input] of this.#inputs) {
-      if (input.rounds === rounds) this.#inputs.delete(inputId);
+      if (input.rounds !== rounds) continue;
+      this.#inputs.delete(inputId);
+      this.received(
+        {
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: inputId, reason },
+        },
+        rounds.request.id,
+      );
     }
   }
 }

@@ -16,6 +16,7 @@ import { goHttp, type RunningServer } from './conformance.ts';
 import { startHostileServer } from './fixtures/hostile-http-server.ts';
 import { everythingServer } from './go-server.ts';
 import { callError, connect, startTestBridge, textOf } from './harness.ts';
+import { within } from '../support/wait.ts';
 
 describe('a handshake-era client in front of a 2026-07-28 server (proxy mode)', () => {
   let server: RunningServer;
@@ -102,6 +103,67 @@ describe('a handshake-era client in front of a 2026-07-28 server (proxy mode)', 
     } finally {
       await hostile.close();
     }
+  });
+
+  /**
+   * A client whose user leaves every form open: the elicitation is answered only by its
+   * cancellation, whose reason `dismissed` gives.
+   */
+  async function clientWithOpenForm() {
+    const sdk = await connect((await startTestBridge({ upstream: server.url })).url, {
+      capabilities: { capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} } },
+    });
+    let shown!: () => void;
+    const asked = new Promise<void>((resolve) => (shown = resolve));
+    const dismissed = new Promise<string>((resolve) =>
+      sdk.setRequestHandler(ElicitRequestSchema, (_request, { signal }) => {
+        shown();
+        return new Promise((_, reject) =>
+          signal.addEventListener('abort', () => {
+            resolve(String(signal.reason));
+            reject(new Error('dismissed'));
+          }),
+        );
+      }),
+    );
+    return { sdk, asked, dismissed };
+  }
+
+  it('cancels the input requests still open at the client when it cancels the call', async () => {
+    const { sdk, asked, dismissed } = await clientWithOpenForm();
+    const call = new AbortController();
+    const calling = sdk
+      .callTool({ name: 'test_input_required_result_elicitation', arguments: {} }, undefined, {
+        signal: call.signal,
+      })
+      .catch((error: unknown) => error);
+    await asked;
+    call.abort(new Error('the user closed the chat'));
+    expect(await within('the form to be dismissed', 10_000, dismissed)).toMatch(
+      /client cancelled the request/,
+    );
+    expect(await calling).toBeInstanceOf(Error);
+    // The session goes on.
+    const { tools } = await sdk.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('test_input_required_result_elicitation');
+    await sdk.close();
+  });
+
+  it('cancels the other input requests of a round when the client fails one', async () => {
+    const { sdk, asked, dismissed } = await clientWithOpenForm();
+    sdk.setRequestHandler(CreateMessageRequestSchema, async () => {
+      await asked;
+      throw new Error('no model configured');
+    });
+    sdk.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] }));
+    const error = await callError(
+      sdk.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} }),
+    );
+    expect(error.message).toMatch(/no model configured/);
+    expect(await within('the form to be dismissed', 10_000, dismissed)).toMatch(
+      /another input request of the same call failed/,
+    );
+    await sdk.close();
   });
 
   it('fails the call with a JSON-RPC error when the client lacks what the server asks for', async () => {

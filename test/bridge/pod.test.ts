@@ -38,15 +38,8 @@ import {
   tempDir,
   textOf,
 } from './harness.ts';
-import { waitFor } from '../support/wait.ts';
-import {
-  assetDir,
-  emptyDir,
-  markedCommand,
-  markedProcesses,
-  startSupervisor,
-  within,
-} from './pod.ts';
+import { waitFor, within } from '../support/wait.ts';
+import { assetDir, emptyDir, markedCommand, markedProcesses, startSupervisor } from './pod.ts';
 import { CLI } from '../support/cli.ts';
 
 const stops: (() => Promise<void>)[] = [];

@@ -8,7 +8,8 @@ import { SpawnLauncher } from '../../src/bridge/spawn.ts';
 import type { JsonRpcMessage } from '../../src/mcp/jsonrpc.ts';
 import { waitFor } from '../support/wait.ts';
 import { NODE } from './harness.ts';
-import { markedCommand, markedProcesses, within } from './pod.ts';
+import { markedCommand, markedProcesses } from './pod.ts';
+import { within } from '../support/wait.ts';
 
 const fixture = (name: string): string => new URL(`./fixtures/${name}`, import.meta.url).pathname;
 const account = new ByteBudget({ session: Infinity, bridge: Infinity }).account();

@@ -14,14 +14,13 @@ import type { JsonRpcMessage } from '../../src/mcp/jsonrpc.ts';
 import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
 import type { Transport } from '../../src/bridge/transport.ts';
 import { NODE, SERVERS, tempDir } from './harness.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, within } from '../support/wait.ts';
 import {
   emptyDir,
   markedCommand,
   markedProcesses,
   startSupervisor,
   SUPERVISOR_SCRIPT,
-  within,
 } from './pod.ts';
 
 const fixture = (name: string): string => new URL(`./fixtures/${name}`, import.meta.url).pathname;
