@@ -31,7 +31,8 @@ interface Filter {
   resourceSubscriptions?: string[];
 }
 
-const LIST_CHANGED: Record<string, keyof Filter> = {
+/** The list-change notifications, by the filter flag a subscription asks for each with. */
+export const LIST_CHANGED: Record<string, keyof Filter> = {
   'notifications/tools/list_changed': 'toolsListChanged',
   'notifications/prompts/list_changed': 'promptsListChanged',
   'notifications/resources/list_changed': 'resourcesListChanged',

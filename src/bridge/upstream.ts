@@ -41,6 +41,7 @@ import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
 import { passedOn } from './wire-text.ts';
+import { LIST_CHANGED } from './stateless-listen.ts';
 
 /**
  * The client capability each server→client request needs (2025-11-25 basic/lifecycle,
@@ -106,12 +107,6 @@ export interface UpstreamOptions {
  * child's notifications go nowhere.
  */
 const STREAMS = new Set(['subscriptions/listen']);
-
-const LIST_CHANGES = [
-  'notifications/tools/list_changed',
-  'notifications/prompts/list_changed',
-  'notifications/resources/list_changed',
-];
 
 interface Pending {
   childId: number;
@@ -266,7 +261,7 @@ export class Upstream {
    * child of 2026-07-28 was lost): whatever watches them takes every list as changed.
    */
   assumeListsChanged(): void {
-    for (const method of LIST_CHANGES)
+    for (const method of Object.keys(LIST_CHANGED))
       this.#hooks.observeNotification?.({ jsonrpc: '2.0', method });
   }
 
