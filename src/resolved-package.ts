@@ -42,7 +42,7 @@ const SHAPES: Record<PackageLauncher, { name: RegExp; version: RegExp }> = {
   uvx: {
     // PEP 503's normalized form (lowercase, each run of `-_.` one `-`), which the supervisor
     // writes: one project has one name however its METADATA spells it.
-    name: /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/,
+    name: /^[a-z0-9]+(-[a-z0-9]+)*$/,
     // PEP 440's grammar (its Appendix B), as core metadata may hold it before normalization.
     version:
       /^([0-9]+!)?[0-9]+(\.[0-9]+)*([-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?(-[0-9]+|[-_.]?(post|rev|r)[-_.]?[0-9]*)?([-_.]?dev[-_.]?[0-9]*)?(\+[a-z0-9]+([-_.][a-z0-9]+)*)?$/i,

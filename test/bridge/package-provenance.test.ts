@@ -7,7 +7,7 @@
  * test has a cache of its own, so every launch resolves against the registry or index.
  */
 
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -195,27 +195,9 @@ describe('the package npx resolved', () => {
   );
 
   it('is nothing for a child that runs no package from the npx cache', async () => {
-    const told: ResolvedPackage[] = [];
-    const supervisor = await startSupervisor([
-      NODE,
-      new URL('./fixtures/print-argv.ts', import.meta.url).pathname,
-    ]);
-    const launcher = new SupervisedLauncher({
-      dir: supervisor.dir,
-      maxLineBytes: 1024 * 1024,
-      graceMs: 500,
-      onPackage: (resolved) => told.push(resolved),
-    });
-    cleanups.push(() => launcher.close());
-    const transport = await launcher.launch();
-    cleanups.push(() => transport.close());
-    transport.attach({
-      onMessage: () => undefined,
-      onBadLine: () => undefined,
-      onClose: () => undefined,
-    });
-    // Written once the child's first message (its argv) has arrived.
-    expect(await waitFor('the package file', () => packageFile(supervisor.dir))).toBe('\n');
+    const print = new URL('./fixtures/print-argv.ts', import.meta.url).pathname;
+    const { line, told } = await packageLineOf([NODE, print]);
+    expect(line).toBe('\n');
     expect(told).toEqual([]);
   });
 });
@@ -253,6 +235,61 @@ describe('the package uvx resolved', () => {
   );
 });
 
+/**
+ * What the supervisor makes of uv environments that a real `uvx` would not make but a package
+ * could: a dist-info whose METADATA the package's author wrote. Each is a directory laid out as
+ * uv lays one out, whose `bin/python` is Node and whose console script prints its argv.
+ */
+describe('the package of a uv environment, as the supervisor reads it', () => {
+  const SCRIPT = 'time-server';
+
+  async function uvEnvironment(files: { pyvenv?: string; entryPoints?: string; metadata: string }) {
+    const env = await tempDir('uv-env');
+    const distInfo = join(env, 'lib', 'python3.11', 'site-packages', 'time_server-1.0.dist-info');
+    await mkdir(join(env, 'bin'), { recursive: true });
+    await mkdir(distInfo, { recursive: true });
+    await writeFile(join(env, 'pyvenv.cfg'), files.pyvenv ?? 'home = /usr/bin\nuv = 0.13.9\n');
+    await writeFile(
+      join(distInfo, 'entry_points.txt'),
+      files.entryPoints ?? `[console_scripts]\n${SCRIPT} = time_server:main\n`,
+    );
+    await writeFile(join(distInfo, 'METADATA'), files.metadata);
+    await symlink(NODE, join(env, 'bin', 'python'));
+    await copyFile(new URL('./fixtures/print-argv.ts', import.meta.url), join(env, 'bin', SCRIPT));
+    return [join(env, 'bin', 'python'), join(env, 'bin', SCRIPT)];
+  }
+
+  it('names the package that declares the console script, normalized as PEP 503 says', async () => {
+    const metadata =
+      'Metadata-Version: 2.4\nName: Time_Server.Py\nVersion: 1.0rc1.post2\n\nName: x\n';
+    const entryPoints = `[gui_scripts]\nother = a:b\n\n[console_scripts]\n  ${SCRIPT}   =   time_server:main\n`;
+    const { line, told } = await packageLineOf(await uvEnvironment({ metadata, entryPoints }));
+    expect(line).toBe('uvx time-server-py 1.0rc1.post2\n');
+    await waitFor('the bridge to tell it', () => told.length > 0);
+    expect(told).toEqual([{ launcher: 'uvx', name: 'time-server-py', version: '1.0rc1.post2' }]);
+  });
+
+  it('is nothing for a name or version with characters no index allows', async () => {
+    for (const metadata of [
+      'Name: time\u001b[2J-server\nVersion: 1.0\n',
+      'Name: time-server\nVersion: 1.0 ; rm -rf /\n',
+      `Name: time-server\nVersion: 1.0\u202e0\n`,
+      'Name: time-server\n\nVersion: 1.0\n',
+    ]) {
+      expect((await packageLineOf(await uvEnvironment({ metadata }))).line).toBe('\n');
+    }
+  });
+
+  it('is nothing for an environment uv did not make, or a script no package declares', async () => {
+    const metadata = 'Name: time-server\nVersion: 1.0\n';
+    const plainVenv = { metadata, pyvenv: 'home = /usr/bin\n' };
+    const undeclared = { metadata, entryPoints: '[console_scripts]\nother-server = a:b\n' };
+    for (const files of [plainVenv, undeclared]) {
+      expect((await packageLineOf(await uvEnvironment(files))).line).toBe('\n');
+    }
+  });
+});
+
 describe('ChangeFeed', () => {
   it('counts another version of a package as a change, its first sighting not', async () => {
     const feed = new ChangeFeed();
@@ -268,6 +305,31 @@ describe('ChangeFeed', () => {
     expect(feed.packages).toEqual([npx(NEW)]);
   });
 });
+
+/**
+ * `command` started by the supervisor for a session: what it wrote to `<id>.package` once the
+ * child's first message arrived, and the package the launcher told of.
+ */
+async function packageLineOf(command: string[]) {
+  const told: ResolvedPackage[] = [];
+  const supervisor = await startSupervisor(command);
+  const launcher = new SupervisedLauncher({
+    dir: supervisor.dir,
+    maxLineBytes: 1024 * 1024,
+    graceMs: 500,
+    onPackage: (resolved) => told.push(resolved),
+  });
+  cleanups.push(() => launcher.close());
+  const transport = await launcher.launch();
+  cleanups.push(() => transport.close());
+  transport.attach({
+    onMessage: () => undefined,
+    onBadLine: () => undefined,
+    onClose: () => undefined,
+  });
+  const line = await waitFor('the package file', () => packageFile(supervisor.dir));
+  return { line, told };
+}
 
 /** The content of the one `<id>.package` in `dir`, if there is one. */
 async function packageFile(dir: string): Promise<string | undefined> {
