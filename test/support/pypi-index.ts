@@ -7,8 +7,7 @@
  * its traffic to loopback and only this index reaches PyPI.
  */
 
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { relayed, serveLocally, type Answer } from './upstream.ts';
 
 const UPSTREAM = 'https://pypi.org/simple/';
 const FILES = 'https://files.pythonhosted.org/';
@@ -42,30 +41,32 @@ export async function startIndex(
 ): Promise<LocalIndex> {
   const index: LocalIndex = { url: '', newest, close: () => Promise.resolve() };
   const served = (): string[] => releases.slice(0, releases.indexOf(index.newest) + 1);
-  const server = createServer((req, res) => {
+  const prefix = new RegExp(`^${project.split(/[-_.]+/).join('[-_.]+')}-`, 'i');
+  const versionOf = (filename: string) =>
+    filename.replace(prefix, '').split(/-|\.tar\.gz$|\.zip$/)[0] ?? '';
+
+  const server = await serveLocally('PyPI', (req) => {
     const path = req.url ?? '/';
-    const origin = `http://${req.headers.host ?? '127.0.0.1'}`;
-    const answer = path.startsWith(FILES_PATH)
-      ? passed(`${FILES}${path.slice(FILES_PATH.length)}`)
-      : path.startsWith('/simple/')
-        ? page(path.slice('/simple/'.length).replace(/\/$/, ''), origin)
-        : Promise.resolve({ status: 404, type: 'text/plain', body: Buffer.from('not here\n') });
-    answer.then(
-      ({ status, type, body }) => {
-        // Never cached: the next `uvx` must ask again, as it would PyPI after max-age.
-        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-        res.end(body);
-      },
-      (error: unknown) => fail(res, error),
-    );
+    if (path.startsWith(FILES_PATH)) return relayed(`${FILES}${path.slice(FILES_PATH.length)}`);
+    if (path.startsWith('/simple/')) return page(path.slice('/simple/'.length).replace(/\/$/, ''));
+    return Promise.resolve({ status: 404, type: 'text/plain', body: Buffer.from('not here\n') });
   });
 
-  async function page(name: string, origin: string): Promise<Answer> {
+  /** A project's page from PyPI, the chosen project's cut to the releases served. */
+  async function page(name: string): Promise<Answer> {
     const response = await fetch(`${UPSTREAM}${name}/`, { headers: { accept: SIMPLE_JSON } });
     if (!response.ok) return { status: response.status, type: 'text/plain', body: Buffer.from('') };
     const upstream = (await response.json()) as ProjectPage;
-    const chosen = normalize(name) === normalize(project) ? cut(upstream, served()) : upstream;
-    const files = chosen.files.map((file) => ({ ...file, url: local(file.url, origin) }));
+    const kept = served();
+    const chosen =
+      normalize(name) === normalize(project)
+        ? {
+            ...upstream,
+            versions: kept,
+            files: upstream.files.filter((file) => kept.includes(versionOf(file.filename))),
+          }
+        : upstream;
+    const files = chosen.files.map((file) => ({ ...file, url: local(file.url, server.origin) }));
     return {
       status: 200,
       type: SIMPLE_JSON,
@@ -73,31 +74,9 @@ export async function startIndex(
     };
   }
 
-  function cut(upstream: ProjectPage, kept: readonly string[]): ProjectPage {
-    const prefix = new RegExp(`^${project.split(/[-_.]+/).join('[-_.]+')}-`, 'i');
-    const versionOf = (filename: string) =>
-      filename.replace(prefix, '').split(/-|\.tar\.gz$|\.zip$/)[0];
-    return {
-      ...upstream,
-      versions: [...kept],
-      files: upstream.files.filter((file) => kept.includes(versionOf(file.filename) ?? '')),
-    };
-  }
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  index.close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  index.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/simple/`;
+  index.close = server.close;
+  index.url = `${server.origin}/simple/`;
   return index;
-}
-
-interface Answer {
-  status: number;
-  type: string;
-  body: Buffer;
 }
 
 /** A file URL on PyPI's file host as the same file through this index. */
@@ -105,18 +84,4 @@ function local(url: string, origin: string): string {
   const absolute = new URL(url, UPSTREAM).href;
   if (!absolute.startsWith(FILES)) throw new Error(`PyPI listed a file elsewhere: ${absolute}`);
   return `${origin}${FILES_PATH}${absolute.slice(FILES.length)}`;
-}
-
-async function passed(url: string): Promise<Answer> {
-  const response = await fetch(url);
-  return {
-    status: response.status,
-    type: response.headers.get('content-type') ?? 'application/octet-stream',
-    body: Buffer.from(await response.arrayBuffer()),
-  };
-}
-
-function fail(res: ServerResponse, error: unknown): void {
-  res.writeHead(502, { 'content-type': 'text/plain' });
-  res.end(`PyPI unreachable: ${String(error)}\n`);
 }
