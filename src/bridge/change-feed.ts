@@ -8,7 +8,7 @@
  *   PerSession child resolved a newer package and never announced anything;
  * - an `initialize` answer whose serverInfo differs from the last one (a child of other code);
  * - a child whose launcher resolved another version of a package than the child before it
- *   (`npx -y pkg` found a new release), as the supervisor read it (supervisor.sh).
+ *   (`npx -y pkg` or `uvx pkg` found a new release), as the supervisor read it (supervisor.sh).
  *
  * Each bumps a counter that discovery long-polls with the discovery token. The counter says
  * only "look again": discovery re-lists the tools itself, so a bridge that bumps for nothing

@@ -93,7 +93,7 @@ export function createMetrics(): BridgeMetrics {
   let feed = { generation: () => 0, waiting: () => 0 };
   new Gauge({
     name: 'mcp_bridge_change_generation',
-    help: "Changes the bridge has seen since it started (a child's tools/list_changed, a tools/list page, serverInfo or npx package version unlike the last); the operator long-polls it to discover at once.",
+    help: "Changes the bridge has seen since it started (a child's tools/list_changed, a tools/list page, serverInfo or npx/uvx package version unlike the last); the operator long-polls it to discover at once.",
     registers: [registry],
     collect() {
       this.set(feed.generation());

@@ -195,9 +195,8 @@ resolved() {
   ) &
 }
 
-# `npx <name> <version>` of the package a process of the group runs from the npx cache: npm
-# starts a package's bin as <cache>/_npx/<hash>/node_modules/.bin/<bin>, a link into the
-# package's directory, so that path is in the server process's arguments. Only what the child's
+# `<launcher> <name> <version>` of the package a process of the group runs: from the npx
+# cache (npx_package) or from an environment uv made (uvx_package). Only what the child's
 # processes point at is read, never the command.
 package_of_group() {
   for p in $("$bb" ls /proc); do
@@ -208,7 +207,7 @@ package_of_group() {
     set -- ${stat##*) }
     [ "${3-}" = "$group" ] || continue
     found=$("$bb" tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | while IFS= read -r arg; do
-      npx_package "$arg" && break
+      { npx_package "$arg" || uvx_package "$arg"; } && break
     done)
     if [ -n "$found" ]; then
       printf '%s' "$found"
@@ -217,7 +216,9 @@ package_of_group() {
   done
 }
 
-# The package an argument under <cache>/_npx/<hash>/node_modules/ belongs to, with the version
+# The package an argument under <cache>/_npx/<hash>/node_modules/ belongs to (npm starts a
+# package's bin as <cache>/_npx/<hash>/node_modules/.bin/<bin>, a link into the package's
+# directory, so that path is in the server process's arguments), with the version
 # npm recorded in that install's hidden lockfile (node_modules/.package-lock.json, which npm
 # writes as JSON.stringify does with an indent of 2: one key per line).
 npx_package() {
@@ -247,6 +248,53 @@ npx_package() {
   ' "$install/node_modules/.package-lock.json" 2>/dev/null)
   case $version in '' | *[!0-9A-Za-z.+-]*) return 1 ;; esac
   printf 'npx %s %s' "$name" "$version"
+}
+
+# The package whose console script an argument <env>/bin/<script> is, when <env> is an
+# environment uv made (its pyvenv.cfg names uv): uvx runs a tool as `<env>/bin/python
+# <env>/bin/<script>`, an environment in its cache that a later resolution never rewrites (it
+# makes another). The package is the one whose dist-info declares <script> under
+# [console_scripts] in its entry_points.txt; its name (normalized as PEP 503 says, so that a
+# respelling is no new package) and version come from that dist-info's METADATA headers
+# (core metadata: `Name:` and `Version:` lines before the first empty line). Every read stops
+# after a bounded number of lines and files.
+uvx_package() {
+  case $1 in /*/bin/?*) ;; *) return 1 ;; esac
+  env=${1%/bin/*}
+  script=${1##*/}
+  [ "$env/bin/$script" = "$1" ] || return 1
+  # shellcheck disable=SC2016 # an awk program, not shell
+  "$bb" awk '/^uv = / { uv = 1; exit } NR >= 64 { exit } END { exit !uv }' \
+    "$env/pyvenv.cfg" 2>/dev/null || return 1
+  set +f
+  set -- "$env"/lib/python*/site-packages/*.dist-info/entry_points.txt
+  set -f
+  # shellcheck disable=SC2016
+  entry_points=$("$bb" awk -v script="$script" '
+    FNR == 1 { section = ""; if (++files > 4096) exit }
+    FNR > 1024 { nextfile }
+    { sub(/\r$/, "") }
+    /^\[/ { section = $0; next }
+    section == "[console_scripts]" && index($0, "=") > 0 {
+      declared = substr($0, 1, index($0, "=") - 1)
+      gsub(/[ \t]/, "", declared)
+      if (declared == script) { print FILENAME; exit }
+    }
+  ' "$@" 2>/dev/null)
+  [ -n "$entry_points" ] || return 1
+  # shellcheck disable=SC2016
+  found=$("$bb" awk '
+    { sub(/\r$/, "") }
+    $0 == "" || NR > 1024 { exit }
+    /^Name:/ && name == "" { name = tolower($0); sub(/^name:[ \t]*/, "", name); gsub(/[-_.]+/, "-", name) }
+    /^Version:/ && version == "" { version = $0; sub(/^Version:[ \t]*/, "", version) }
+    name != "" && version != "" { print name " " version; exit }
+  ' "${entry_points%/entry_points.txt}/METADATA" 2>/dev/null)
+  name=${found%% *}
+  version=${found#* }
+  case $name in '' | *[!a-z0-9-]*) return 1 ;; esac
+  case $version in '' | *[!0-9A-Za-z.+!_-]*) return 1 ;; esac
+  printf 'uvx %s %s' "$name" "$version"
 }
 
 stop() {

@@ -5,9 +5,10 @@
  *
  * The image digest comes from the pod status `imageID` (what the node resolved the tag to),
  * never from the tag: a tag that moves to another digest is exactly what this catches. The
- * package version comes from the npx cache the child ran from (the supervisor reads it, the
- * bridge's change feed reports it, docs/adr/0011): an unpinned `npx -y pkg` that resolved a
- * newer release when its pod restarted is the other case, seen even when the server reports
+ * package version comes from the npx cache or the uv environment the child ran from (the
+ * supervisor reads it, the bridge's change feed reports it, docs/adr/0011): an unpinned
+ * `npx -y pkg` or `uvx pkg` that resolved a newer release when its pod restarted is the other
+ * case, seen even when the server reports
  * the same serverInfo (many report a fixed one). A serverInfo that changes is the last resort
  * for what neither tells. Each is news only while the spec stays the same (a user who changes
  * the image or the command expects other code).
@@ -21,6 +22,7 @@ import {
   type ProvenanceStatus,
 } from '../api/v1alpha1/mcpserver.ts';
 import { metaTime } from '../api/core-v1.ts';
+import type { PackageLauncher } from '../resolved-package.ts';
 import { MESSAGE_MAX, clip } from '../tools/text.ts';
 
 export interface ProvenanceInput {
@@ -135,9 +137,15 @@ function packageNews(
     const earlier = before.filter((b) => same(b, pkg));
     if (earlier.length === 0 || earlier.some((b) => b.version === pkg.version)) continue;
     const was = earlier.map((b) => b.version).join(', ');
-    return `${pkg.launcher} now resolves ${pkg.name} to ${pkg.version} (was ${was}) while the spec stayed the same: the registry has a new release, and the command does not pin one.`;
+    return `${pkg.launcher} now resolves ${pkg.name} to ${pkg.version} (was ${was}) while the spec stayed the same: ${PUBLISHER[pkg.launcher]} has a new release, and the command does not pin one.`;
   }
   return undefined;
 }
+
+/** Where each launcher finds its releases, as its users call it. */
+const PUBLISHER: Record<PackageLauncher, string> = {
+  npx: 'the registry',
+  uvx: 'the package index',
+};
 
 const describe = (info: ServerInfo): string => `${info.name ?? '?'} ${info.version ?? '?'}`;

@@ -10,7 +10,7 @@
  * - Failures back off from `retryMs` up to `maxRetryMs`; the interval schedule still runs, so
  *   a broken watch costs speed, never a check.
  *
- * Each answer also says which packages the bridge's children's launchers resolved (`npx`); the
+ * Each answer also says which packages the bridge's children's launchers resolved (`npx`, `uvx`); the
  * watch keeps them per bridge, for status.provenance. A bridge not heard from for `packagesTtlMs`
  * (a replica that is gone) no longer counts.
  */

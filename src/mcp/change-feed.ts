@@ -9,7 +9,7 @@
  * `seen`, and otherwise when its generation moves, when it learns of a package it had not seen,
  * or when `wait` runs out. `seen` lists every bridge the caller knows, so that replicas behind
  * one Service, each with its own counter, do not look like changes to each other. `packages`
- * are the packages its children's launchers (`npx`) last resolved, as the supervisor read them
+ * are the packages its children's launchers (`npx`, `uvx`) last resolved, as the supervisor read them
  * in the server container (supervisor.sh).
  */
 

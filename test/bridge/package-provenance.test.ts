@@ -1,12 +1,13 @@
 /**
- * The package an unpinned `npx -y` resolved, from the child to the operator's watch: real
- * `npx` children of the real supervisor (busybox), the real bridge over its FIFOs, and a local
- * registry in front of npmjs that serves two published releases of the memory server and moves
- * `latest` from one to the other, as a new release does (test/support/npm-registry.ts). Each
- * test has an npm cache of its own, so every `npx` resolves against the registry.
+ * The package an unpinned `npx -y` or `uvx` resolved, from the child to the operator's watch:
+ * real `npx` and `uvx` children of the real supervisor (busybox), the real bridge over its
+ * FIFOs, and a local registry in front of npmjs (test/support/npm-registry.ts) or a local
+ * index in front of PyPI (test/support/pypi-index.ts) that serves two published releases of a
+ * server and moves the one resolved from the older to the newer, as a new release does. Each
+ * test has a cache of its own, so every launch resolves against the registry or index.
  */
 
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,7 +21,9 @@ import {
   type ResolvedPackage,
 } from '../../src/mcp/change-feed.ts';
 import { DISCOVERY_TOKEN_HEADER } from '../../src/mcp/metadata.ts';
+import { ensureUv } from '../images/uv.ts';
 import { startRegistry } from '../support/npm-registry.ts';
+import { startIndex } from '../support/pypi-index.ts';
 import { testLogger } from '../support/log.ts';
 import { waitFor } from '../support/wait.ts';
 import { NODE, connect, startTestBridge, tempDir } from './harness.ts';
@@ -35,36 +38,71 @@ const NPX_TIMEOUT_MS = 120_000;
 
 const npx = (version: string): ResolvedPackage => ({ launcher: 'npx', name: PACKAGE, version });
 
+/**
+ * A server from PyPI, two releases that start with today's `mcp` SDK (uv resolves its newest:
+ * the releases before PY_OLD fail to import it). PY_OLD reports the SDK's version as its
+ * serverInfo.version, not its own.
+ */
+const PROJECT = 'mcp-server-time';
+const PY_OLD = '2026.8.18';
+const PY_NEW = '2026.10.19';
+/** A fresh uv cache downloads the server and its dependencies (some 30) through the index. */
+const UVX_TIMEOUT_MS = 120_000;
+
+const uvx = (version: string): ResolvedPackage => ({ launcher: 'uvx', name: PROJECT, version });
+
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The pod's server container running `npx -y <PACKAGE>`, and its bridge with a discovery token. */
+/** The pod's server container running `command`, and its bridge with a discovery token. */
+async function supervisedPod(command: string[], env: NodeJS.ProcessEnv, timeoutMs: number) {
+  // Outside this project, whose node_modules has the npm package: npx would run that one.
+  const supervisor = await startSupervisor(command, { cwd: await tempDir('workdir'), env });
+  const tokenFile = join(await tempDir('token'), 'token');
+  await writeFile(tokenFile, TOKEN);
+  return startTestBridge({
+    supervisorDir: supervisor.dir,
+    discoveryTokenFile: tokenFile,
+    requestTimeoutMs: timeoutMs,
+    graceMs: 2_000,
+  });
+}
+
+/** `npx -y <PACKAGE>` resolving through a local registry whose `latest` is OLD. */
 async function npxPod() {
   const registry = await startRegistry(PACKAGE, [OLD, NEW], OLD);
   cleanups.push(() => registry.close());
-  const cache = await tempDir('npm-cache');
-  const supervisor = await startSupervisor(['npx', '-y', PACKAGE], {
-    // Outside this project, whose node_modules has the package: npx would run that one.
-    cwd: await tempDir('workdir'),
-    env: {
-      npm_config_registry: registry.url,
-      npm_config_cache: cache,
-      npm_config_update_notifier: 'false',
-      npm_config_audit: 'false',
-      npm_config_fund: 'false',
-    },
-  });
-  const tokenFile = join(await tempDir('token'), 'token');
-  await writeFile(tokenFile, TOKEN);
-  const bridge = await startTestBridge({
-    supervisorDir: supervisor.dir,
-    discoveryTokenFile: tokenFile,
-    requestTimeoutMs: NPX_TIMEOUT_MS,
-    graceMs: 2_000,
-  });
+  const env = {
+    npm_config_registry: registry.url,
+    npm_config_cache: await tempDir('npm-cache'),
+    npm_config_update_notifier: 'false',
+    npm_config_audit: 'false',
+    npm_config_fund: 'false',
+  };
+  const bridge = await supervisedPod(['npx', '-y', PACKAGE], env, NPX_TIMEOUT_MS);
   return { registry, bridge };
+}
+
+/**
+ * `uvx <PROJECT>` (uv from the project's pin, test/images/uv.ts) resolving through a local
+ * index whose newest release is PY_OLD, with this machine's python3: uv downloads no Python.
+ */
+async function uvxPod() {
+  const { uvx: command } = await ensureUv();
+  const index = await startIndex(PROJECT, [PY_OLD, PY_NEW], PY_OLD);
+  cleanups.push(() => index.close());
+  const env = {
+    UV_DEFAULT_INDEX: index.url,
+    UV_CACHE_DIR: await tempDir('uv-cache'),
+    // Neither a uv.toml of this machine nor a Python of uv's own.
+    UV_NO_CONFIG: '1',
+    UV_PYTHON: 'python3',
+    UV_PYTHON_DOWNLOADS: 'never',
+  };
+  const bridge = await supervisedPod([command, PROJECT], env, UVX_TIMEOUT_MS);
+  return { index, bridge };
 }
 
 /** A session: the bridge starts a child for it, whose first answer makes the package known. */
@@ -157,28 +195,98 @@ describe('the package npx resolved', () => {
   );
 
   it('is nothing for a child that runs no package from the npx cache', async () => {
-    const told: ResolvedPackage[] = [];
-    const supervisor = await startSupervisor([
-      NODE,
-      new URL('./fixtures/print-argv.ts', import.meta.url).pathname,
-    ]);
-    const launcher = new SupervisedLauncher({
-      dir: supervisor.dir,
-      maxLineBytes: 1024 * 1024,
-      graceMs: 500,
-      onPackage: (resolved) => told.push(resolved),
-    });
-    cleanups.push(() => launcher.close());
-    const transport = await launcher.launch();
-    cleanups.push(() => transport.close());
-    transport.attach({
-      onMessage: () => undefined,
-      onBadLine: () => undefined,
-      onClose: () => undefined,
-    });
-    // Written once the child's first message (its argv) has arrived.
-    expect(await waitFor('the package file', () => packageFile(supervisor.dir))).toBe('\n');
+    const print = new URL('./fixtures/print-argv.ts', import.meta.url).pathname;
+    const { line, told } = await packageLineOf([NODE, print]);
+    expect(line).toBe('\n');
     expect(told).toEqual([]);
+  });
+});
+
+describe('the package uvx resolved', () => {
+  it(
+    'reaches the change feed, and a new release resolved by a new child counts as a change',
+    { timeout: 4 * UVX_TIMEOUT_MS },
+    async () => {
+      const { index, bridge } = await uvxPod();
+      const before = await poll(bridge.url, [], 0);
+      expect(before.packages).toEqual([]);
+
+      // Polled without waiting: a cold uvx may take longer to answer than a poll may wait,
+      // and a first sighting is no change that a later poll would return at once for.
+      const answered = (seen: ChangeMark, enough: (answer: Answer) => boolean) =>
+        waitFor('the package', async () => {
+          const answer = await poll(bridge.url, [seen], 0);
+          return enough(answer) ? answer : undefined;
+        });
+      await session(bridge.url);
+      const first = await answered(before, (answer) => answer.packages.length > 0);
+      expect(first).toEqual({ ...before, packages: [uvx(PY_OLD)] });
+
+      // The author publishes a release; the next session's child resolves it, in an
+      // environment of its own beside the first child's, which keeps running. Its serverInfo
+      // differs too, which the feed may count first: the package follows.
+      index.newest = PY_NEW;
+      await session(bridge.url);
+      const second = await answered(first, (answer) => answer.packages[0]?.version === PY_NEW);
+      expect(second.epoch).toBe(first.epoch);
+      expect(second.generation).toBeGreaterThan(first.generation);
+      expect(second.packages).toEqual([uvx(PY_NEW)]);
+    },
+  );
+});
+
+/**
+ * What the supervisor makes of uv environments that a real `uvx` would not make but a package
+ * could: a dist-info whose METADATA the package's author wrote. Each is a directory laid out as
+ * uv lays one out, whose `bin/python` is Node and whose console script prints its argv.
+ */
+describe('the package of a uv environment, as the supervisor reads it', () => {
+  const SCRIPT = 'time-server';
+
+  async function uvEnvironment(files: { pyvenv?: string; entryPoints?: string; metadata: string }) {
+    const env = await tempDir('uv-env');
+    const distInfo = join(env, 'lib', 'python3.11', 'site-packages', 'time_server-1.0.dist-info');
+    await mkdir(join(env, 'bin'), { recursive: true });
+    await mkdir(distInfo, { recursive: true });
+    await writeFile(join(env, 'pyvenv.cfg'), files.pyvenv ?? 'home = /usr/bin\nuv = 0.13.9\n');
+    await writeFile(
+      join(distInfo, 'entry_points.txt'),
+      files.entryPoints ?? `[console_scripts]\n${SCRIPT} = time_server:main\n`,
+    );
+    await writeFile(join(distInfo, 'METADATA'), files.metadata);
+    await symlink(NODE, join(env, 'bin', 'python'));
+    await copyFile(new URL('./fixtures/print-argv.ts', import.meta.url), join(env, 'bin', SCRIPT));
+    return [join(env, 'bin', 'python'), join(env, 'bin', SCRIPT)];
+  }
+
+  it('names the package that declares the console script, normalized as PEP 503 says', async () => {
+    const metadata =
+      'Metadata-Version: 2.4\nName: Time_Server.Py\nVersion: 1.0rc1.post2\n\nName: x\n';
+    const entryPoints = `[gui_scripts]\nother = a:b\n\n[console_scripts]\n  ${SCRIPT}   =   time_server:main\n`;
+    const { line, told } = await packageLineOf(await uvEnvironment({ metadata, entryPoints }));
+    expect(line).toBe('uvx time-server-py 1.0rc1.post2\n');
+    await waitFor('the bridge to tell it', () => told.length > 0);
+    expect(told).toEqual([{ launcher: 'uvx', name: 'time-server-py', version: '1.0rc1.post2' }]);
+  });
+
+  it('is nothing for a name or version with characters no index allows', async () => {
+    for (const metadata of [
+      'Name: time\u001b[2J-server\nVersion: 1.0\n',
+      'Name: time-server\nVersion: 1.0 ; rm -rf /\n',
+      `Name: time-server\nVersion: 1.0\u202e0\n`,
+      'Name: time-server\n\nVersion: 1.0\n',
+    ]) {
+      expect((await packageLineOf(await uvEnvironment({ metadata }))).line).toBe('\n');
+    }
+  });
+
+  it('is nothing for an environment uv did not make, or a script no package declares', async () => {
+    const metadata = 'Name: time-server\nVersion: 1.0\n';
+    const plainVenv = { metadata, pyvenv: 'home = /usr/bin\n' };
+    const undeclared = { metadata, entryPoints: '[console_scripts]\nother-server = a:b\n' };
+    for (const files of [plainVenv, undeclared]) {
+      expect((await packageLineOf(await uvEnvironment(files))).line).toBe('\n');
+    }
   });
 });
 
@@ -197,6 +305,31 @@ describe('ChangeFeed', () => {
     expect(feed.packages).toEqual([npx(NEW)]);
   });
 });
+
+/**
+ * `command` started by the supervisor for a session: what it wrote to `<id>.package` once the
+ * child's first message arrived, and the package the launcher told of.
+ */
+async function packageLineOf(command: string[]) {
+  const told: ResolvedPackage[] = [];
+  const supervisor = await startSupervisor(command);
+  const launcher = new SupervisedLauncher({
+    dir: supervisor.dir,
+    maxLineBytes: 1024 * 1024,
+    graceMs: 500,
+    onPackage: (resolved) => told.push(resolved),
+  });
+  cleanups.push(() => launcher.close());
+  const transport = await launcher.launch();
+  cleanups.push(() => transport.close());
+  transport.attach({
+    onMessage: () => undefined,
+    onBadLine: () => undefined,
+    onClose: () => undefined,
+  });
+  const line = await waitFor('the package file', () => packageFile(supervisor.dir));
+  return { line, told };
+}
 
 /** The content of the one `<id>.package` in `dir`, if there is one. */
 async function packageFile(dir: string): Promise<string | undefined> {

@@ -180,4 +180,23 @@ describe('provenance', () => {
       expect(first.news).toBeUndefined();
     });
   });
+
+  it('flags a uvx package that resolved a new release as it does an npx one', () => {
+    const uvx = (version: string) => ({
+      launcher: 'uvx' as const,
+      name: 'mcp-server-time',
+      version,
+    });
+    const before = status({
+      provenance: { image: IMAGE, imageDigests: [A], packages: [uvx('2026.8.18')] },
+    });
+    const moved = run(before, [pod(A)], { packages: [uvx('2026.10.19')] });
+    expect(moved.news).toBe(
+      'uvx now resolves mcp-server-time to 2026.10.19 (was 2026.8.18) while the spec stayed the same: the package index has a new release, and the command does not pin one.',
+    );
+    expect(moved.status?.packages).toEqual([uvx('2026.10.19')]);
+    // Another launcher's package of the same name is another package.
+    const npmTwin = { launcher: 'npx' as const, name: 'mcp-server-time', version: '9.9.9' };
+    expect(run(before, [pod(A)], { packages: [uvx('2026.8.18'), npmTwin] }).news).toBeUndefined();
+  });
 });

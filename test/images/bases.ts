@@ -8,7 +8,6 @@
  * The stand-ins trust this machine's extra CA certificates (its HTTPS goes through an
  * intercepting proxy); the product's Dockerfile never does.
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import {
   copyFile,
@@ -25,6 +24,7 @@ import { loadExamples } from '../examples/examples.ts';
 import { cacheRoot } from '../cluster/build.ts';
 import { forgetDirectory, removeOnExit } from '../cluster/processes.ts';
 import { DOCKER_CLI } from './docker.ts';
+import { UV_VERSION, uvWheel } from './uv.ts';
 import {
   INPUTS_LABEL,
   digest,
@@ -49,7 +49,6 @@ const DEBIAN = {
 };
 /** npm 11 is what Node 24 ships with. */
 const NPM_VERSION = '11.19.1';
-const UV_VERSION = '0.13.9';
 
 /** Downloads and build logs, outside the clone. */
 export const imagesCache = (): string => join(cacheRoot(), 'images');
@@ -270,38 +269,6 @@ export async function nodeRecipe(debianId: string): Promise<Recipe> {
       await rename(join(context, 'package'), join(context, 'npm'));
     },
   });
-}
-
-interface Wheel {
-  url: string;
-  sha256: string;
-}
-
-/** uv's manylinux wheel for this machine, from PyPI's JSON API, verified and cached. */
-async function uvWheel(): Promise<string> {
-  const dir = join(imagesCache(), 'downloads');
-  const file = join(dir, `uv-${UV_VERSION}-${process.arch}.whl`);
-  if (existsSync(file)) return file;
-  const arch = { x64: 'x86_64', arm64: 'aarch64' }[process.arch as string];
-  if (arch === undefined) throw new Error(`no uv wheel for ${process.arch}`);
-  // The project's JSON (https://docs.pypi.org/api/json/); the per-release URL is not mirrored.
-  const response = await fetch('https://pypi.org/pypi/uv/json');
-  if (!response.ok) throw new Error(`PyPI: uv: HTTP ${response.status}`);
-  const project = (await response.json()) as {
-    releases: Record<string, { filename: string; url: string; digests: { sha256: string } }[]>;
-  };
-  const wheel: Wheel | undefined = (project.releases[UV_VERSION] ?? [])
-    .filter((u) => u.filename.endsWith('.whl') && /manylinux/.test(u.filename))
-    .filter((u) => u.filename.includes(arch))
-    .map((u) => ({ url: new URL(u.url, response.url).href, sha256: u.digests.sha256 }))[0];
-  if (wheel === undefined) throw new Error(`PyPI: no manylinux ${arch} wheel of uv ${UV_VERSION}`);
-  const bytes = Buffer.from(await (await fetch(wheel.url)).arrayBuffer());
-  const actual = createHash('sha256').update(bytes).digest('hex');
-  if (actual !== wheel.sha256)
-    throw new Error(`${wheel.url}: sha256 ${actual}, PyPI says ${wheel.sha256}`);
-  await mkdir(dir, { recursive: true });
-  await writeFile(file, bytes);
-  return file;
 }
 
 /** The machine's CA bundle (with the proxy's CA), for uv inside the stand-in's builds. */

@@ -12,13 +12,18 @@ import type { V1Deployment } from '@kubernetes/client-node';
 import { GenericContainer, type StartedTestContainer } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
+import { DISCOVERY_TOKEN_KEY, objectNames } from '../../src/api/v1alpha1/stored.ts';
 import { DEFAULT_POD_ID } from '../../src/controller/render/pod.ts';
 import { render } from '../../src/controller/render/render.ts';
+import { CHANGES_PATH, parsePackages } from '../../src/mcp/change-feed.ts';
+import { DISCOVERY_TOKEN_HEADER } from '../../src/mcp/metadata.ts';
+import type { ResolvedPackage } from '../../src/resolved-package.ts';
 import { connect, textOf } from '../bridge/harness.ts';
 import { loadExamples } from '../examples/examples.ts';
 import { docker } from '../images/docker.ts';
 import { TIME_SERVER_VERSION } from '../images/images.ts';
 import { PodContainer, runOnce, startPod } from '../images/pod.ts';
+import { waitFor } from '../support/wait.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
 const images = inject('images');
@@ -104,6 +109,9 @@ describe('the image', () => {
 });
 
 /** The rendered pod of a stdio MCPServer, with `image` as the operator's image. */
+const DISCOVERY_TOKEN = 'discovery-token-of-this-test';
+
+/** The pod the operator renders for `server`, and the Secret with its discovery token. */
 function podOf(server: MCPServer) {
   const stored = {
     ...server,
@@ -112,8 +120,21 @@ function podOf(server: MCPServer) {
   const deployment = render(stored, { image }).find((o) => o.kind === 'Deployment') as
     V1Deployment | undefined;
   if (deployment === undefined) throw new Error(`${server.metadata?.name}: no Deployment`);
-  return deployment.spec!.template.spec!;
+  const secrets = {
+    [objectNames(stored).discoverySecret]: { [DISCOVERY_TOKEN_KEY]: DISCOVERY_TOKEN },
+  };
+  return { spec: deployment.spec!.template.spec!, secrets };
 }
+
+/** The packages the bridge's change feed reports, once it reports any. */
+const reportedPackages = (endpoint: string) =>
+  waitFor('the package in the change feed', async () => {
+    const response = await fetch(new URL(`${CHANGES_PATH}?wait=0`, endpoint), {
+      headers: { [DISCOVERY_TOKEN_HEADER]: DISCOVERY_TOKEN },
+    });
+    const packages = parsePackages(await response.json());
+    return packages.length > 0 ? packages : undefined;
+  });
 
 const stdio = (name: string, serverImage: string, command: string[]): MCPServer => ({
   apiVersion: 'mcp-operator.dev/v1alpha1',
@@ -126,7 +147,19 @@ interface Case {
   name: string;
   server: () => MCPServer | Promise<MCPServer>;
   call: { tool: string; arguments: Record<string, unknown>; text: RegExp };
+  /**
+   * The package the supervisor reads in the server container, when the launcher resolved one:
+   * a uvx tool's environment in its cache. Offline, npx runs these images' packages from the
+   * tree they are installed in, not from its cache: it resolves none, and none is asked for.
+   */
+  packages?: ResolvedPackage[];
 }
+
+const timePackage: ResolvedPackage = {
+  launcher: 'uvx',
+  name: 'mcp-server-time',
+  version: TIME_SERVER_VERSION,
+};
 
 const example = async (file: string) => {
   const found = (await loadExamples()).find((e) => e.file === file);
@@ -148,7 +181,12 @@ const CASES: Case[] = [
     server: () => example('everything-npx.yaml'),
     call: echo,
   },
-  { name: 'examples/time-uvx.yaml', server: () => example('time-uvx.yaml'), call: time },
+  {
+    name: 'examples/time-uvx.yaml',
+    server: () => example('time-uvx.yaml'),
+    call: time,
+    packages: [timePackage],
+  },
   {
     name: 'the server-everything image',
     server: () => stdio('everything', images.servers.everything, ['mcp-server-everything']),
@@ -170,25 +208,26 @@ const CASES: Case[] = [
     server: () =>
       stdio('time', images.servers.time, ['uvx', `mcp-server-time@${TIME_SERVER_VERSION}`]),
     call: time,
+    packages: [timePackage],
   },
 ];
 
 describe('a stdio server pod, as the operator renders it, in containers', () => {
   it.each(CASES)(
-    '$name: the bridge serves the server, offline, to an MCP client',
-    async ({ server, call }) => {
-      const pod = await startPod(podOf(await server()), {
-        image,
-        command: [BUSYBOX, 'sleep', '3600'],
-      });
+    '$name: the bridge serves the server, offline, to an MCP client, and reports the package a launcher resolved',
+    async ({ server, call, packages }) => {
+      const { spec, secrets } = podOf(await server());
+      const pod = await startPod(spec, { image, command: [BUSYBOX, 'sleep', '3600'] }, secrets);
       try {
-        const client = await connect(`http://${pod.ip}:8080/mcp`);
+        const endpoint = `http://${pod.ip}:8080/mcp`;
+        const client = await connect(endpoint);
         try {
           const { tools } = await client.listTools();
           expect(tools.map((t) => t.name)).toContain(call.tool);
           const result = await client.callTool({ name: call.tool, arguments: call.arguments });
           expect(result.isError ?? false).toBe(false);
           expect(textOf(result)).toMatch(call.text);
+          if (packages !== undefined) expect(await reportedPackages(endpoint)).toEqual(packages);
         } finally {
           await client.close();
         }

@@ -7,8 +7,8 @@
  * to the configured registry.
  */
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { relayed, serveLocally, type Answer } from './upstream.ts';
 
 const UPSTREAM = 'https://registry.npmjs.org';
 
@@ -27,35 +27,15 @@ export async function startRegistry(
 ): Promise<LocalRegistry> {
   const registry: LocalRegistry = { url: '', latest, close: () => Promise.resolve() };
   const packument = `/${name.replace('/', '%2f')}`;
-  const server = createServer((req, res) => {
+  const server = await serveLocally('npmjs', (req) => {
     const path = req.url ?? '/';
-    const served =
-      path.toLowerCase() === packument.toLowerCase() || path === `/${name}`
-        ? chosen(name, versions, registry.latest)
-        : passed(path, req);
-    served.then(
-      ({ status, type, body }) => {
-        // Never cached: the next `npx -y` must ask again, as it would npmjs after max-age.
-        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-        res.end(body);
-      },
-      (error: unknown) => fail(res, error),
-    );
+    return path.toLowerCase() === packument.toLowerCase() || path === `/${name}`
+      ? chosen(name, versions, registry.latest)
+      : passed(path, req);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  registry.close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  registry.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  registry.close = server.close;
+  registry.url = `${server.origin}/`;
   return registry;
-}
-
-interface Answer {
-  status: number;
-  type: string;
-  body: Buffer;
 }
 
 /** The package's full packument from npmjs, cut to `versions`, with `latest` as chosen. */
@@ -78,19 +58,7 @@ async function chosen(name: string, versions: readonly string[], latest: string)
   };
 }
 
-async function passed(path: string, req: IncomingMessage): Promise<Answer> {
+function passed(path: string, req: IncomingMessage): Promise<Answer> {
   const accept = req.headers.accept;
-  const response = await fetch(`${UPSTREAM}${path}`, {
-    headers: accept === undefined ? {} : { accept },
-  });
-  return {
-    status: response.status,
-    type: response.headers.get('content-type') ?? 'application/octet-stream',
-    body: Buffer.from(await response.arrayBuffer()),
-  };
-}
-
-function fail(res: ServerResponse, error: unknown): void {
-  res.writeHead(502, { 'content-type': 'text/plain' });
-  res.end(`npmjs unreachable: ${String(error)}\n`);
+  return relayed(`${UPSTREAM}${path}`, accept === undefined ? {} : { accept });
 }

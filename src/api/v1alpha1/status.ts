@@ -294,7 +294,7 @@ const ProvenanceStatus = Type.Object(
     ),
     packages: Type.Optional(
       resolvedPackagesSchema(
-        "Packages the server's command resolved when it started (an `npx` command: the version npm installed from the registry), as the supervisor in the server container read them from the npx cache, one per version the pods run, sorted.",
+        "Packages the server's command resolved when it started (an `npx` command: the version npm installed from the registry; a `uvx` command: the version uv installed from the package index), as the supervisor in the server container read them from the npx cache or the uv environment the server runs from, one per version the pods run, sorted.",
       ),
     ),
     codeChanged: Type.Optional(
@@ -303,13 +303,13 @@ const ProvenanceStatus = Type.Object(
           since: Time('When the different code was first seen.'),
           message: Type.String({
             description:
-              'What changed: the image digest a tag now resolves to, the version an npx package resolved to, or serverInfo.',
+              'What changed: the image digest a tag now resolves to, the version an npx or uvx package resolved to, or serverInfo.',
             maxLength: CONDITION_MESSAGE_MAX,
           }),
         },
         {
           description:
-            'Set when the same spec started running different code: a tag moved to another digest, an unpinned npx package resolved another version (when its pod restarted, or for a new PerSession child), or the server reports another serverInfo. An Event CodeChanged is recorded and discovery runs at once. Cleared by the next change of the spec, such as approving the tools again.',
+            'Set when the same spec started running different code: a tag moved to another digest, an unpinned npx or uvx package resolved another version (when its pod restarted, or for a new PerSession child), or the server reports another serverInfo. An Event CodeChanged is recorded and discovery runs at once. Cleared by the next change of the spec, such as approving the tools again.',
         },
       ),
     ),

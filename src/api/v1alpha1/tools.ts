@@ -247,7 +247,8 @@ export const resolvedPackagesSchema = (description: string) =>
     Type.Object(
       {
         launcher: StringEnum(PACKAGE_LAUNCHERS, {
-          description: 'What resolved the package when the server started: npx.',
+          description:
+            'What resolved the package when the server started: npx (from an npm registry) or uvx (from a Python package index; the name in its normalized form).',
         }),
         name: Type.String({
           description: 'Package name.',
@@ -277,7 +278,9 @@ const ApprovedProvenance = Type.Object(
       serverInfoSchema('What the server said it was then (status.discovery.serverInfo).'),
     ),
     packages: Type.Optional(
-      resolvedPackagesSchema('Packages its npx command ran then (status.provenance.packages).'),
+      resolvedPackagesSchema(
+        'Packages its npx or uvx command ran then (status.provenance.packages).',
+      ),
     ),
   },
   {
