@@ -11,9 +11,15 @@
  * instrumentation off; after the warm-up calls (for V8 to optimise the hot path) it is
  * switched on for the measured calls only, so start-up and first compilation are left out. The
  * figure still includes V8's own threads (compiler, GC) working during the measured calls, as
- * they do in production. --relay adds bench/relay-floor.ts, the least a node:http front of a
- * stdio server does, always one child per session: the floor under the bridge's figure. Needs
- * valgrind (Debian's `valgrind` package).
+ * they do in production. Not all of it is free of the clock: V8 starts major collections
+ * partly on time (its memory reducer), and under valgrind a call takes some 50 times longer,
+ * so concurrent marking is a larger share than at full speed (about a fifth of the bridge's
+ * figure), and a window that holds no major collection comes out lower (two builds that differ
+ * by one `await` per request: 411k to 424k in five runs, once 284k). Compare over several runs.
+ *
+ * --relay adds bench/relay-floor.ts, the least a node:http front of a stdio server does (one
+ * child per session): the floor under the bridge's figure. BENCH_BRIDGE_NODE_OPTIONS is passed
+ * to node, as by bench/bridge.ts. Needs valgrind (Debian's `valgrind` package).
  */
 
 import { execFile, spawn } from 'node:child_process';
@@ -146,6 +152,7 @@ async function measure(
       '--instr-atstart=no',
       `--callgrind-out-file=${out}`,
       process.execPath,
+      ...(process.env.BENCH_BRIDGE_NODE_OPTIONS?.split(' ') ?? []),
       ...argv(port, server),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
