@@ -32,6 +32,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { everythingServer } from '../test/bridge/go-server.ts';
 import { CLI } from '../test/support/cli.ts';
+import { CALL, INITIALIZE, INITIALIZED } from './mcp-messages.ts';
 import { freePort } from '../test/support/ports.ts';
 
 const { values } = parseArgs({
@@ -66,20 +67,11 @@ async function post(url: string, body: unknown, session?: string): Promise<Respo
 }
 
 async function openSession(url: string): Promise<string> {
-  const init = await post(url, {
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 'bench', version: '1' },
-    },
-  });
+  const init = await post(url, INITIALIZE);
   await init.text();
   const session = init.headers.get('mcp-session-id');
   if (session === null) throw new Error('no session id');
-  await (await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+  await (await post(url, INITIALIZED, session)).text();
   return session;
 }
 
@@ -91,12 +83,7 @@ async function calls(url: string, sessions: string[], total: number): Promise<vo
     sessions.map(async (session) => {
       while (left > 0) {
         left--;
-        const body = {
-          jsonrpc: '2.0',
-          id: next++,
-          method: 'tools/call',
-          params: { name: 'test_simple_text', arguments: {} },
-        };
+        const body = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: CALL };
         const text = await (await post(url, body, session)).text();
         if (!text.includes('"result"')) throw new Error(`unexpected answer: ${text}`);
       }

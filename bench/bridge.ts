@@ -69,6 +69,7 @@ import {
 } from '../src/bridge/pod-contract.ts';
 import { everythingServer } from '../test/bridge/go-server.ts';
 import { cpuSeconds } from './harness.ts';
+import { CALL, INITIALIZE, INITIALIZED } from './mcp-messages.ts';
 import {
   cpuBetween,
   ownCpuGroup,
@@ -108,18 +109,6 @@ const EVERYTHING = [
   'stdio',
 ];
 
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 0,
-  method: 'initialize',
-  params: {
-    protocolVersion: '2025-11-25',
-    capabilities: {},
-    clientInfo: { name: 'bench', version: '1' },
-  },
-};
-const CALL = { name: 'test_simple_text', arguments: {} };
-
 /** One MCP session as the bench drives it. */
 interface Session {
   call(): Promise<void>;
@@ -149,9 +138,7 @@ class StdioSession implements Session {
   static async open(command: string[]): Promise<StdioSession> {
     const session = new StdioSession(command);
     await session.#send('initialize', INITIALIZE.params);
-    session.#child.stdin!.write(
-      `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`,
-    );
+    session.#child.stdin!.write(`${JSON.stringify(INITIALIZED)}\n`);
     return session;
   }
 
