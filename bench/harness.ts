@@ -148,6 +148,9 @@ export function isReady(server: StoredMCPServer): boolean {
  */
 export class WatchedCount<T extends KubeObject> {
   readonly #done = new Set<string>();
+  /** When each object was first seen, and first seen done (ms since the epoch), by name. */
+  readonly seenAt = new Map<string, number>();
+  readonly doneAt = new Map<string, number>();
   readonly #informer: Informer<T>;
 
   constructor(
@@ -162,8 +165,12 @@ export class WatchedCount<T extends KubeObject> {
       namespaces: [namespace],
       log: pino({ level: 'silent' }),
       onChange: ({ type, object }) => {
-        if (type !== 'deleted' && isDone(object)) this.#done.add(keyOf(object));
-        else this.#done.delete(keyOf(object));
+        const name = object.metadata.name ?? '';
+        if (!this.seenAt.has(name)) this.seenAt.set(name, Date.now());
+        if (type !== 'deleted' && isDone(object)) {
+          this.#done.add(keyOf(object));
+          if (!this.doneAt.has(name)) this.doneAt.set(name, Date.now());
+        } else this.#done.delete(keyOf(object));
       },
     });
   }
