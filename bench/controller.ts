@@ -18,7 +18,10 @@
  * process in each phase (the API server's extra work in the operator phase is what our
  * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
- *   node bench/controller.ts [--no-cgroup] [--operator-flag=value ...] [N ...]
+ *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--operator-flag=value ...]
+ *     [N ...]
+ *
+ * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
@@ -144,7 +147,7 @@ async function run(
   cluster: Cluster,
   n: number,
   flags: string[],
-  cgroup: MemoryCgroup | undefined,
+  node: { cgroup: MemoryCgroup | undefined; options: string[] },
 ): Promise<Result> {
   const { client, kubeconfig } = cluster;
   process.stderr.write(`N=${n}: floor…\n`);
@@ -156,7 +159,10 @@ async function run(
     namespace,
     [`--resync-period=${RESYNC}`, ...flags],
     'operator',
-    cgroup === undefined ? {} : { launcher: cgroup.launcher },
+    {
+      nodeArgs: node.options,
+      ...(node.cgroup === undefined ? {} : { launcher: node.cgroup.launcher }),
+    },
   );
   const { url } = operator;
   try {
@@ -280,7 +286,15 @@ function printDetail(results: Result[]): void {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const noCgroup = '--no-cgroup';
-  const flags = args.filter((a) => a.startsWith('--') && a !== noCgroup);
+  const nodeOptionsFlag = '--node-options=';
+  const benchFlag = (a: string) => a === noCgroup || a.startsWith(nodeOptionsFlag);
+  const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
+  const nodeOptions =
+    args
+      .find((a) => a.startsWith(nodeOptionsFlag))
+      ?.slice(nodeOptionsFlag.length)
+      .split(' ')
+      .filter(Boolean) ?? [];
   const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
   const ns = sizes.length > 0 ? sizes : [100, 500, 1000];
   const cgroupOrWhy = args.includes(noCgroup)
@@ -292,7 +306,8 @@ async function main(): Promise<void> {
   const cluster = await benchCluster();
   const results: Result[] = [];
   try {
-    for (const n of ns) results.push(await run(cluster, n, flags, cgroup));
+    for (const n of ns)
+      results.push(await run(cluster, n, flags, { cgroup, options: nodeOptions }));
   } finally {
     await cluster.stop();
   }
@@ -300,7 +315,7 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(
-    `operator flags: ${flags.join(' ') || '(defaults)'}; operator: ${where}; load average ${load}`,
+    `operator flags: ${flags.join(' ') || '(defaults)'}; Node flags: ${nodeOptions.join(' ') || 'none'}; operator: ${where}; load average ${load}`,
   );
   printSummary(results);
   printDetail(results);
