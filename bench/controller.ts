@@ -7,14 +7,21 @@
  * the operator's peak RSS. The operator runs as its own process, built as it ships
  * (`node dist/cli.js controller`, default flags), one per N, watching a fresh namespace.
  *
+ * The operator runs as its pod would, in a memory cgroup of the chart's limit (bench/memory.ts),
+ * from which Node sizes its heap, so that its RSS is what the pod would show; --no-cgroup runs
+ * it without one.
+ *
  * Two tables: the summary (N, floor, operator, ratio, peak RSS, requests and writes per
  * server), then where the time went: status writes per server by the Ready reason they
  * wrote, requests by verb, the seconds at which half and 90% were ready in each phase (a rate
  * that falls with N is a knee), and the CPU seconds of the operator and of each control-plane
  * process in each phase (the API server's extra work in the operator phase is what our
- * requests cost it).
+ * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
- *   node bench/controller.ts [--operator-flag=value ...] [N ...]
+ *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--operator-flag=value ...]
+ *     [N ...]
+ *
+ * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
@@ -40,7 +47,10 @@ import {
   WatchedCount,
 } from './harness.ts';
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
-import { floorSeconds } from './floor.ts';
+import { DEPLOYMENT } from '../src/kube/resources.ts';
+import { floorSeconds, isAvailable } from './floor.ts';
+import { chartMemoryLimit, memoryCgroup, type MemoryCgroup } from './memory.ts';
+import { quantile, stagesText, timeline, type Timeline } from './timeline.ts';
 
 /** Short, so that the steady-state measurement sees a full resync of every server. */
 const RESYNC = '20s';
@@ -57,8 +67,10 @@ interface Phase {
 
 interface Result {
   n: number;
-  floor: Phase;
+  /** With the milliseconds from each floor Deployment seen to available. */
+  floor: Phase & { rolloutMs: number[] };
   operator: Phase;
+  timeline: Timeline;
   requestsPerObject: number;
   writesPerObject: number;
   /** Status writes per server, by the Ready reason each wrote. */
@@ -100,19 +112,29 @@ async function measured(
   return { seconds, progress, cpu };
 }
 
-async function floor(cluster: Cluster, n: number): Promise<Phase> {
+async function floor(cluster: Cluster, n: number): Promise<Phase & { rolloutMs: number[] }> {
   const { client } = cluster;
   const namespace = await createNamespace(client, `floor-${n}`);
+  let rolloutMs: number[] = [];
   try {
-    return await measured(
+    const phase = await measured(
       cluster.components,
-      (progress) =>
-        floorSeconds(client, namespace, n, CREATE_CONCURRENCY, DEPLOYED_SPEC, (count) =>
-          progress.record(count),
-        ),
+      async (progress) => {
+        const floor = await floorSeconds(
+          client,
+          namespace,
+          n,
+          CREATE_CONCURRENCY,
+          DEPLOYED_SPEC,
+          (count) => progress.record(count),
+        );
+        rolloutMs = floor.rolloutMs;
+        return floor.seconds;
+      },
       n,
       `N=${n} floor available`,
     );
+    return { ...phase, rolloutMs };
   } finally {
     // Not in place of the error that ended the floor, if one did.
     await removeNamespace(client, namespace).catch((err: unknown) => {
@@ -121,25 +143,39 @@ async function floor(cluster: Cluster, n: number): Promise<Phase> {
   }
 }
 
-async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result> {
+async function run(
+  cluster: Cluster,
+  n: number,
+  flags: string[],
+  node: { cgroup: MemoryCgroup | undefined; options: string[] },
+): Promise<Result> {
   const { client, kubeconfig } = cluster;
   process.stderr.write(`N=${n}: floor…\n`);
   const floorPhase = await floor(cluster, n);
   process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s; operator…\n`);
   const namespace = await createNamespace(client, `bench-${n}`);
-  const operator = await startOperatorProcess(kubeconfig, namespace, [
-    `--resync-period=${RESYNC}`,
-    ...flags,
-  ]);
+  const operator = await startOperatorProcess(
+    kubeconfig,
+    namespace,
+    [`--resync-period=${RESYNC}`, ...flags],
+    'operator',
+    {
+      nodeArgs: node.options,
+      ...(node.cgroup === undefined ? {} : { launcher: node.cgroup.launcher }),
+    },
+  );
   const { url } = operator;
   try {
     const before = await counters(url);
     const processes = [...cluster.components, { name: 'operator', pid: operator.pid }];
     const ready = await WatchedCount.start(client, MCP_SERVER, namespace, isReady);
+    // The floor watches its Deployments too: the same load on the API server in both phases.
+    const available = await WatchedCount.start(client, DEPLOYMENT, namespace, isAvailable);
+    let started = 0;
     const operatorPhase = await measured(
       processes,
       async (progress) => {
-        const started = Date.now();
+        started = Date.now();
         await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
         await operator.during(
           ready.until(n, `${n} servers Ready`, patienceMs(n), (count) => progress.record(count)),
@@ -149,7 +185,7 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
       n,
       `N=${n} operator Ready`,
     );
-    await ready.stop();
+    await Promise.all([ready.stop(), available.stop()]);
     process.stderr.write(`N=${n}: operator ${operatorPhase.seconds.toFixed(1)} s\n`);
     // Quiet first (trailing Events, last status writes: what converging cost includes them),
     // then through one full resync.
@@ -171,6 +207,7 @@ async function run(cluster: Cluster, n: number, flags: string[]): Promise<Result
       n,
       floor: floorPhase,
       operator: operatorPhase,
+      timeline: timeline(ready, available, started),
       requestsPerObject: (settled.requests - before.requests) / n,
       writesPerObject: (settled.writes - before.writes) / n,
       statusWrites: Object.fromEntries(
@@ -236,6 +273,8 @@ function printDetail(results: Result[]): void {
         `  status writes/server by Ready reason: ${perServer(r.statusWrites)}`,
         `  requests/server by verb: ${perServer(r.byVerb)}`,
         `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
+        `  Deployments available half/90%/all (s): floor ${[0.5, 0.9, 1].map((f) => fixed(0)(floor.progress.at(f))).join('/')}, operator phase ${[0.5, 0.9, 1].map((f) => fixed(0)(quantile(r.timeline.availableSeconds, f))).join('/')}`,
+        `  per server p50/p90/max (s): floor ${stagesText({ rollout: floor.rolloutMs })}; operator phase ${stagesText(r.timeline.stages)}`,
         `  CPU (s) floor: ${fixed(0)(total(floor.cpu))} (${cpuText(floor.cpu)})`,
         `  CPU (s) operator phase: ${fixed(0)(total(operator.cpu))} (${cpuText(operator.cpu)})`,
         `  steady state: ${r.resyncPasses} resync passes, ${r.resyncWrites} writes, RSS ${fixed(0, 0)(r.rssMb)} MiB`,
@@ -246,20 +285,38 @@ function printDetail(results: Result[]): void {
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const flags = args.filter((a) => a.startsWith('--'));
+  const noCgroup = '--no-cgroup';
+  const nodeOptionsFlag = '--node-options=';
+  const benchFlag = (a: string) => a === noCgroup || a.startsWith(nodeOptionsFlag);
+  const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
+  const nodeOptions =
+    args
+      .find((a) => a.startsWith(nodeOptionsFlag))
+      ?.slice(nodeOptionsFlag.length)
+      .split(' ')
+      .filter(Boolean) ?? [];
   const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
   const ns = sizes.length > 0 ? sizes : [100, 500, 1000];
+  const cgroupOrWhy = args.includes(noCgroup)
+    ? `no memory cgroup (${noCgroup})`
+    : memoryCgroup(chartMemoryLimit());
+  const cgroup = typeof cgroupOrWhy === 'string' ? undefined : cgroupOrWhy;
+  const where = cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`;
+  process.stderr.write(`operator: ${where}\n`);
   const cluster = await benchCluster();
   const results: Result[] = [];
   try {
-    for (const n of ns) results.push(await run(cluster, n, flags));
+    for (const n of ns)
+      results.push(await run(cluster, n, flags, { cgroup, options: nodeOptions }));
   } finally {
     await cluster.stop();
   }
   const load = loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-  console.log(`operator flags: ${flags.join(' ') || '(defaults)'}; load average ${load}`);
+  console.log(
+    `operator flags: ${flags.join(' ') || '(defaults)'}; Node flags: ${nodeOptions.join(' ') || 'none'}; operator: ${where}; load average ${load}`,
+  );
   printSummary(results);
   printDetail(results);
 }

@@ -1,9 +1,10 @@
 /**
  * The cluster's own floor for N servers: what kube-controller-manager, the scheduler and kwok
- * cost anyway, without the operator. The objects `render()` returns for each server are POSTed
- * directly, `concurrency` servers at a time, each server's in two rounds as the operator writes
- * them (what its pods need, then the Deployment and Services together: isPodPrerequisite),
- * until every Deployment is available (told by a watch). Owner references are dropped: their
+ * cost anyway, without the operator. The objects `render()` returns for each server, and the
+ * discovery token Secret its bridge mounts (a kubelet starts no pod whose Secret volume is
+ * missing), are POSTed directly, `concurrency` servers at a time, each server's in two rounds
+ * as the operator writes them (what its pods need, then the Deployment and Services together:
+ * isPodPrerequisite), until every Deployment is available (told by a watch). Owner references are dropped: their
  * owner does not exist here, and the garbage collector would delete the objects.
  *
  * The servers are the API server's own defaulting of the spec (a dry-run create), so render
@@ -15,10 +16,13 @@ import { API_VERSION, type MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
 import { KIND } from '../src/api/names.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../src/api/v1alpha1/stored.ts';
 import { RENDERED_TYPES, type RenderedKind } from '../src/controller/caches.ts';
+import { discoveryTokenSecret } from '../src/controller/discovery-token.ts';
+import { needsDiscoveryToken } from '../src/api/v1alpha1/spec.ts';
 import { isPodPrerequisite, render } from '../src/controller/render/render.ts';
 import type { KubeClient } from '../src/kube/client.ts';
-import { DEPLOYMENT, collectionPath, type KubeObject } from '../src/kube/resources.ts';
+import { DEPLOYMENT, SECRET, collectionPath, type KubeObject } from '../src/kube/resources.ts';
 import { WatchedCount, patienceMs, pool } from './harness.ts';
+import { rolloutMs } from './timeline.ts';
 
 /** The operator's default --bridge-image, as the bench runs it. */
 const BRIDGE_IMAGE = 'mcp-operator:latest';
@@ -42,7 +46,8 @@ async function storedServers(
   }));
 }
 
-function isAvailable(d: KubeObject & V1Deployment): boolean {
+/** Whether a Deployment has rolled out its current spec to every replica. */
+export function isAvailable(d: KubeObject & V1Deployment): boolean {
   const want = d.spec?.replicas ?? 1;
   return (
     (d.status?.observedGeneration ?? 0) >= (d.metadata.generation ?? 0) &&
@@ -52,8 +57,9 @@ function isAvailable(d: KubeObject & V1Deployment): boolean {
 }
 
 /**
- * Seconds from the first POST until every one of the `n` Deployments is available; `progress`
- * hears how many are available each time they are counted.
+ * Seconds from the first POST until every one of the `n` Deployments is available, and each
+ * Deployment's rollout (milliseconds from seen to available); `progress` hears how many are
+ * available each time they are counted.
  */
 export async function floorSeconds(
   client: KubeClient,
@@ -62,7 +68,7 @@ export async function floorSeconds(
   concurrency: number,
   spec: MCPServer['spec'],
   progress: (available: number) => void = () => {},
-): Promise<number> {
+): Promise<{ seconds: number; rolloutMs: number[] }> {
   const servers = await storedServers(client, namespace, n, spec);
   const available = await WatchedCount.start(client, DEPLOYMENT, namespace, isAvailable);
   try {
@@ -70,9 +76,10 @@ export async function floorSeconds(
     const create = (obj: KubeObject) => {
       const metadata = { ...obj.metadata };
       delete metadata.ownerReferences;
+      const type = obj.kind === SECRET.kind ? SECRET : RENDERED_TYPES[obj.kind as RenderedKind];
       return client.request({
         method: 'POST',
-        path: collectionPath(RENDERED_TYPES[obj.kind as RenderedKind], namespace),
+        path: collectionPath(type, namespace),
         body: { ...obj, metadata },
       });
     };
@@ -80,12 +87,16 @@ export async function floorSeconds(
     await Promise.all([
       pool(servers, concurrency, async (server) => {
         const objects = render(server, { image: BRIDGE_IMAGE }) as KubeObject[];
-        await Promise.all(objects.filter((obj) => isPodPrerequisite(obj.kind)).map(create));
+        const token = needsDiscoveryToken(server)
+          ? [discoveryTokenSecret(server) as KubeObject]
+          : [];
+        const prerequisites = objects.filter((obj) => isPodPrerequisite(obj.kind));
+        await Promise.all([...token, ...prerequisites].map(create));
         await Promise.all(objects.filter((obj) => !isPodPrerequisite(obj.kind)).map(create));
       }),
       available.until(n, `${n} floor Deployments available`, patienceMs(n), progress),
     ]);
-    return (Date.now() - started) / 1000;
+    return { seconds: (Date.now() - started) / 1000, rolloutMs: rolloutMs(available) };
   } finally {
     await available.stop();
   }

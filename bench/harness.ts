@@ -48,7 +48,9 @@ export async function counters(url: string) {
   return {
     byVerb,
     requests: sum(requests, (m) => m[1] !== 'WATCH'),
-    writes: sum(requests, (m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m[1]!)),
+    // Not PUT: the operator PUTs only its Lease (src/kube/leader.ts), and a leader renews it
+    // every retry period: no work on any server, and `quiet` would wait for it forever.
+    writes: sum(requests, (m) => ['POST', 'PATCH', 'DELETE'].includes(m[1]!)),
     reconciles: sum(/^mcp_operator_reconcile_total\{result="\w+"\} (\d+)$/gm),
     discoveries: sum(/^mcp_operator_discovery_duration_seconds_count\{result="\w+"\} (\d+)$/gm),
     /** Seconds spent in discovery runs, summed over runs. */
@@ -148,6 +150,9 @@ export function isReady(server: StoredMCPServer): boolean {
  */
 export class WatchedCount<T extends KubeObject> {
   readonly #done = new Set<string>();
+  /** When each object was first seen, and first seen done (ms since the epoch), by name. */
+  readonly seenAt = new Map<string, number>();
+  readonly doneAt = new Map<string, number>();
   readonly #informer: Informer<T>;
 
   constructor(
@@ -162,8 +167,12 @@ export class WatchedCount<T extends KubeObject> {
       namespaces: [namespace],
       log: pino({ level: 'silent' }),
       onChange: ({ type, object }) => {
-        if (type !== 'deleted' && isDone(object)) this.#done.add(keyOf(object));
-        else this.#done.delete(keyOf(object));
+        const name = object.metadata.name ?? '';
+        if (!this.seenAt.has(name)) this.seenAt.set(name, Date.now());
+        if (type !== 'deleted' && isDone(object)) {
+          this.#done.add(keyOf(object));
+          if (!this.doneAt.has(name)) this.doneAt.set(name, Date.now());
+        } else this.#done.delete(keyOf(object));
       },
     });
   }

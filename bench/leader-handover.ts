@@ -6,13 +6,16 @@
  * - hand-over: once a third of them are Ready, the leader is killed (SIGKILL: it cannot
  *   release the Lease); time until the standby leads, and until every server is Ready.
  * Then, once the new leader is quiet, every server's status is checked against its Deployment
- * (Ready, observed generation, replica counts): a stale one is counted.
+ * (Ready, observed generation, replica counts): a stale one is counted. Each run also tells how
+ * many times a replica became leader (from their logs): more than once in the plain run means a
+ * leader lost its Lease on its own, under the load of the run.
  *
  *   node bench/leader-handover.ts [N=1000]
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster.
  */
+import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import type { V1Deployment } from '@kubernetes/client-node';
 import type { MCPServer } from '../src/api/v1alpha1/mcpserver.ts';
@@ -41,9 +44,19 @@ const CREATE_CONCURRENCY = 32;
 const LEASE_SECONDS = 15;
 const RETRY_SECONDS = 2;
 
+/** False too for a replica that has exited (it lost its Lease, or was killed). */
 async function isLeader(operator: RunningOperator): Promise<boolean> {
-  const text = await (await fetch(`${operator.url}/metrics`)).text();
+  const text = await fetch(`${operator.url}/metrics`).then(
+    (response) => response.text(),
+    () => '',
+  );
   return /^mcp_operator_leader 1$/m.test(text);
+}
+
+/** Times any of `replicas` became leader, from their logs. */
+async function leaderships(replicas: RunningOperator[]): Promise<number> {
+  const logs = await Promise.all(replicas.map((r) => readFile(r.logFile, 'utf8')));
+  return logs.reduce((total, log) => total + log.split('"msg":"became leader"').length - 1, 0);
 }
 
 /** Servers whose status disagrees with their Deployment, or is not Ready for their spec. */
@@ -75,6 +88,8 @@ async function staleCount(client: KubeClient, namespace: string): Promise<number
 
 interface Run {
   readySeconds: number;
+  /** Times a replica became leader. */
+  leaderships: number;
   /** From the kill to the standby leading. */
   takeoverSeconds?: number;
   stale: number;
@@ -109,9 +124,20 @@ async function run(client: KubeClient, kubeconfig: string, kill: boolean): Promi
     await ready.until(n, `${n} servers Ready`, patienceMs(n));
     const readySeconds = (Date.now() - started) / 1000;
     await ready.stop();
-    await quiet(replicas[kill ? 1 - leader : leader]!.url);
+    let current: RunningOperator | undefined;
+    await waitUntil(
+      'a leader once all are Ready',
+      async () => {
+        const leading = await Promise.all(replicas.map(isLeader));
+        current = replicas[leading.indexOf(true)];
+        return current !== undefined;
+      },
+      60_000,
+    );
+    await quiet(current!.url);
     return {
       readySeconds,
+      leaderships: await leaderships(replicas),
       ...(takeoverSeconds === undefined ? {} : { takeoverSeconds }),
       stale: await staleCount(client, namespace),
     };
@@ -137,7 +163,8 @@ try {
     `plain: all Ready ${plain.readySeconds.toFixed(1)} s, stale ${plain.stale}; ` +
       `leader killed: standby led after ${takeover.toFixed(1)} s, ` +
       `all Ready ${handover.readySeconds.toFixed(1)} s ` +
-      `(+${growth.toFixed(1)} s), stale ${handover.stale}`,
+      `(+${growth.toFixed(1)} s), stale ${handover.stale}; ` +
+      `became leader: plain ${plain.leaderships} times, hand-over ${handover.leaderships} times`,
   );
   // The standby may take the Lease only once it has seen no renewal for a lease duration,
   // which it checks every retry period.
@@ -145,7 +172,8 @@ try {
   console.log(
     `took over within the lease and one retry period (${LEASE_SECONDS + RETRY_SECONDS} s): ${verdict(takeover <= LEASE_SECONDS + RETRY_SECONDS)}; ` +
       `all-Ready grew by less than the lease: ${verdict(growth < LEASE_SECONDS)}; ` +
-      `no stale status: ${verdict(plain.stale === 0 && handover.stale === 0)}`,
+      `no stale status: ${verdict(plain.stale === 0 && handover.stale === 0)}; ` +
+      `no leader lost its Lease on its own: ${verdict(plain.leaderships === 1 && handover.leaderships === 2)}`,
   );
 } finally {
   await cluster.stop();

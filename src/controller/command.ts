@@ -59,7 +59,9 @@ export async function runManager(
 export async function controllerCommand(argv: string[]): Promise<number> {
   const config = configOrExit('controller', argv, process.env);
   if (typeof config === 'number') return config;
-  const log = pino({ level: config.logLevel });
+  // Asynchronous: a synchronous write per line (pino's default) took some 6% of the operator's
+  // CPU while it created 300 servers (5 lines each). pino flushes what is buffered on exit.
+  const log = pino({ level: config.logLevel }, pino.destination({ dest: 1, sync: false }));
   try {
     const clientConfig = await loadClientConfig({
       kubeconfig: config.kubeconfig,

@@ -35,7 +35,7 @@ import { objectMeta } from './render/metadata.ts';
 const TOKEN_BYTES = 32;
 
 /** A new Secret with a fresh random token; its value never reaches a log, status or event. */
-function discoveryTokenSecret(server: StoredMCPServer) {
+export function discoveryTokenSecret(server: StoredMCPServer) {
   return {
     apiVersion: 'v1',
     kind: 'Secret',

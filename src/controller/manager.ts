@@ -13,7 +13,7 @@ import { whenAborted } from '../kube/backoff.ts';
 import { Caches } from './caches.ts';
 import type { ControllerConfig } from './config.ts';
 import { EventRecorder } from './event-recorder.ts';
-import { connect, type KubeClient } from '../kube/client.ts';
+import { connect, type ClientOptions, type KubeClient } from '../kube/client.ts';
 import type { ClientConfig } from '../kube/config.ts';
 import { objectKey, splitKey } from '../kube/resources.ts';
 import { LeaderElector, type ElectionEnd } from '../kube/leader.ts';
@@ -41,12 +41,19 @@ export interface ManagerOptions {
   changeWatch?: DiscoveryServiceOptions['changeWatch'];
 }
 
+/** Counts each API request in the metrics, by verb and status code. */
+const countResponseIn =
+  (metrics: ControllerMetrics): NonNullable<ClientOptions['onResponse']> =>
+  (verb, code) =>
+    metrics.kubeRequests.inc({ verb, code: String(code) });
+
 /** How long a write may take to come back through the watch before it is sent again. */
 const PENDING_WRITE_TTL_MS = 10_000;
 
 export class Manager {
   readonly #o: ManagerOptions;
   readonly #client: KubeClient;
+  readonly #countResponse: NonNullable<ClientOptions['onResponse']>;
   readonly #metrics: ControllerMetrics;
   readonly #caches: Caches;
   readonly #queue: WorkQueue;
@@ -61,9 +68,7 @@ export class Manager {
   /** Connects, starts the HTTP server, and runs the controller in the background. */
   static async start(o: ManagerOptions): Promise<Manager> {
     const metrics = new ControllerMetrics();
-    const client = connect(o.clientConfig, {
-      onResponse: (verb, code) => metrics.kubeRequests.inc({ verb, code: String(code) }),
-    });
+    const client = connect(o.clientConfig, { onResponse: countResponseIn(metrics) });
     const manager = new Manager(o, client, metrics);
     try {
       manager.#server = await startServer({
@@ -84,6 +89,7 @@ export class Manager {
     this.#o = o;
     this.#client = client;
     this.#metrics = metrics;
+    this.#countResponse = countResponseIn(metrics);
     this.#caches = new Caches({
       client,
       namespaces: o.config.namespaces,
@@ -166,10 +172,18 @@ export class Manager {
     const leading = { start: () => this.#lead(), stop: () => this.#unlead() };
     let end: ElectionEnd;
     if (config.leaderElection.enabled) {
-      end = await new LeaderElector({ ...config.leaderElection, client: this.#client, log }).run(
-        signal,
-        leading,
-      );
+      // Connections of its own: on the reconcile pool a renewal waited for a socket behind
+      // dozens of writes, each taking seconds on a loaded API server, and at 1,000 new servers
+      // the leader missed its renew deadline 20 s after it began (bench:leader-handover).
+      const leaseClient = connect(this.#o.clientConfig, { onResponse: this.#countResponse });
+      try {
+        end = await new LeaderElector({ ...config.leaderElection, client: leaseClient, log }).run(
+          signal,
+          leading,
+        );
+      } finally {
+        leaseClient.close();
+      }
     } else {
       leading.start();
       await whenAborted(signal);

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { V1Deployment } from '@kubernetes/client-node';
+import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import {
   APPLIED_HASH_ANNOTATION,
@@ -83,6 +85,17 @@ describe('needsApply', () => {
     const a = withAppliedHash<KubeObject>({ metadata: { name: 'x', labels: { a: '1', b: '2' } } });
     const b = withAppliedHash<KubeObject>({ metadata: { labels: { b: '2', a: '1' }, name: 'x' } });
     expect(a.metadata.annotations).toEqual(b.metadata.annotations);
+  });
+
+  it('keeps the hash objects were applied with before, so an upgrade applies nothing again', () => {
+    // The hash of the RFC 8785 canonical JSON, as earlier releases computed it.
+    const earlier = (obj: KubeObject) =>
+      createHash('sha256')
+        .update(canonicalize(obj) ?? '')
+        .digest('hex')
+        .slice(0, 32);
+    const obj = deployment('example.com/mcp/é:1 "quoted" \u2028');
+    expect(withAppliedHash(obj).metadata.annotations?.[APPLIED_HASH_ANNOTATION]).toBe(earlier(obj));
   });
 });
 
