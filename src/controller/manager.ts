@@ -184,6 +184,8 @@ export class Manager {
       } finally {
         leaseClient.close();
       }
+      // Lost: writes still in flight are aborted rather than awaited (see LeaderElector.run).
+      if (end === 'lost') this.#client.close();
     } else {
       leading.start();
       await whenAborted(signal);

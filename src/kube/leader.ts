@@ -81,8 +81,9 @@ export class LeaderElector {
 
   /**
    * Campaigns until elected, calls `leading.start`, then renews until the signal aborts
-   * ('stopped') or renewal fails for `renewDeadline` ('lost'). Either way it awaits
-   * `leading.stop` — the leader's work must be over — before it releases the Lease.
+   * ('stopped') or renewal fails for `renewDeadline` ('lost'). When stopped, it awaits
+   * `leading.stop` — the leader's work must be over — before it releases the Lease; when lost,
+   * it calls `leading.stop` and returns at once, and the caller must cut the work off.
    */
   async run(signal: AbortSignal, leading: LeadingCallbacks): Promise<ElectionEnd> {
     const { log, retryPeriodMs } = this.#o;
@@ -95,8 +96,14 @@ export class LeaderElector {
     leading.start();
     const end = await this.#renewLoop(signal);
     this.#leader = false;
+    if (end === 'lost') {
+      // Another replica may lead once the Lease expires: the caller ends this one's work now
+      // (client-go's leaders exit), since passes still in flight would race the new leader's.
+      leading.stop().catch((error: unknown) => log.error({ err: error }, 'stopping work failed'));
+      return end;
+    }
     await leading.stop();
-    if (end === 'stopped') await this.#release();
+    await this.#release();
     return end;
   }
 

@@ -28,7 +28,11 @@ afterEach(async () => {
   }
 });
 
-function candidate(client: KubeClient, identity: string): Candidate {
+function candidate(
+  client: KubeClient,
+  identity: string,
+  stopWork: () => Promise<void> = () => Promise.resolve(),
+): Candidate {
   const elector = new LeaderElector({
     client,
     namespace: 'ns',
@@ -41,7 +45,7 @@ function candidate(client: KubeClient, identity: string): Candidate {
   let led = false;
   const ended = elector.run(abort.signal, {
     start: () => (led = true),
-    stop: () => Promise.resolve(),
+    stop: stopWork,
   });
   const c = { elector, stop: () => abort.abort(), ended, led: () => led };
   running.push(c);
@@ -124,5 +128,23 @@ describe('LeaderElector', () => {
     // The old leader gave up before the new one could start: never two leaders at once.
     expect(Date.now() - cut).toBeGreaterThan(steppedDown);
     expect(Date.now() - cut).toBeGreaterThanOrEqual(TIMING.leaseDurationMs - TIMING.retryPeriodMs);
+  });
+
+  it('when it loses the Lease, ends at once and leaves the work in flight to be cut off', async () => {
+    // The leader's passes in flight never finish (an API server that answers them slowly):
+    // waiting for them would keep it writing after a standby took over.
+    let stopCalled = false;
+    const client = new FakeClient(LEASES);
+    const cutOff = partitionable(client);
+    const a = candidate(cutOff.client, 'a', () => {
+      stopCalled = true;
+      return new Promise<void>(() => undefined);
+    });
+    await expect.poll(() => a.led()).toBe(true);
+    const cut = Date.now();
+    cutOff.cut();
+    expect(await a.ended).toBe('lost');
+    expect(stopCalled).toBe(true);
+    expect(Date.now() - cut).toBeLessThan(TIMING.leaseDurationMs);
   });
 });
