@@ -59,6 +59,7 @@ import {
   type MemorySample,
 } from './memory.ts';
 import { stopStartedOnExit } from './processes.ts';
+import { chartOperator } from './chart.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string) =>
@@ -243,6 +244,7 @@ const cgroupOrWhy = args.includes('--no-cgroup')
   ? 'no memory cgroup (--no-cgroup)'
   : memoryCgroup(limit);
 const cgroup = typeof cgroupOrWhy === 'string' ? undefined : cgroupOrWhy;
+const chart = await chartOperator();
 const cluster = await benchCluster();
 const fixtures = await Promise.all(
   Array.from({ length: processes }, (_, i) =>
@@ -263,7 +265,7 @@ console.log(
   `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, discovery concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, server latency ${latencyMs} ms per answer, Node ${process.version}; load average ${load()}`,
 );
 console.log(
-  `operator: ${cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`}; Node flags: ${nodeOptions.join(' ') || 'none'}`,
+  `operator: ${cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`}; the chart's environment: ${envText(chart.env)}; Node flags: ${[...chart.nodeFlags, ...nodeOptions].join(' ') || 'none'}`,
 );
 console.log(
   '    N  round        time (s)  bound (s)  run (ms)  operator CPU (s)  API writes  writes/server  peak RSS (MiB)',
@@ -280,6 +282,14 @@ try {
 } finally {
   await stopFixtures(fixtures);
   await cluster.stop();
+}
+
+function envText(env: Record<string, string>): string {
+  return (
+    Object.entries(env)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(' ') || 'none'
+  );
 }
 
 function print(r: Result, previous: Result | undefined): void {

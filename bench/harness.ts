@@ -1,6 +1,6 @@
 /**
  * What the operator benchmarks share: a control plane (the one KUBECONFIG names, or the local
- * one of test/cluster) with the MCPServer CRD applied, the operator as its own process (`node dist/cli.js controller`, built first) with its
+ * one of test/cluster) with the MCPServer CRD applied, the operator as its own process (`node dist/cli.js controller`, built first, with the environment and Node flags the chart gives it) with its
  * /metrics read as counters, its peak RSS and CPU time from /proc, and the discovery fixture
  * processes (bench/discovery-servers.ts).
  */
@@ -29,6 +29,7 @@ import {
 } from '../src/kube/resources.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
+import { chartOperator } from './chart.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
 import { OperatorProcess, type OperatorOptions } from '../test/support/operator.ts';
 import { waitFor } from '../test/support/wait.ts';
@@ -433,8 +434,11 @@ export async function startOperatorProcess(
   name = 'operator',
   node: Pick<OperatorOptions, 'nodeArgs' | 'launcher'> = {},
 ): Promise<RunningOperator> {
+  const chart = await chartOperator();
   const operator = await OperatorProcess.start({
     ...node,
+    nodeArgs: [...chart.nodeFlags, ...(node.nodeArgs ?? [])],
+    env: chart.env,
     name: `${namespace}-${name}`,
     cli: await builtCli(),
     args: [`--namespaces=${namespace}`, '--no-leader-elect', ...flags],

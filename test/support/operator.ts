@@ -38,6 +38,8 @@ export interface OperatorOptions {
   nodeArgs?: readonly string[];
   /** A command that runs the rest of the command line: a bench's cgroup, say. */
   launcher?: readonly string[];
+  /** Environment beyond the pod's Downward API variables: what the chart sets, say. */
+  env?: Readonly<Record<string, string>>;
 }
 
 const running = new Set<OperatorProcess>();
@@ -71,6 +73,7 @@ export class OperatorProcess {
         PATH: process.env.PATH,
         POD_NAME: `${o.name}-pod`,
         POD_NAMESPACE: o.namespace ?? 'mcp-system',
+        ...o.env,
       },
     });
     const operator = new OperatorProcess(managed);
