@@ -305,10 +305,14 @@ export class Bridge {
     this.#closing = true;
     clearInterval(this.#sweeper);
     for (const session of [...this.#sessions.values()]) session.end('the bridge is shutting down');
-    await Promise.allSettled(this.#launches);
+    // Taken before any await: a child whose session just ended leaves the set once it is
+    // closed, and its close (a DELETE upstream in proxy mode) must still be waited for.
     const upstreams = [...this.#upstreams];
     for (const upstream of upstreams) this.#retiring.add(upstream);
-    await Promise.all(upstreams.map((upstream) => upstream.close()));
+    await Promise.all([
+      ...upstreams.map((upstream) => upstream.close()),
+      Promise.allSettled(this.#launches),
+    ]);
     await this.#deps.launcher.close();
   }
 
