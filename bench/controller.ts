@@ -50,6 +50,7 @@ import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { DEPLOYMENT } from '../src/kube/resources.ts';
 import { floorSeconds, isAvailable } from './floor.ts';
 import { chartMemoryLimit, memoryCgroup, type MemoryCgroup } from './memory.ts';
+import { chartOperator, describeChartOperator } from './chart.ts';
 import { quantile, stagesText, timeline, type Timeline } from './timeline.ts';
 
 /** Short, so that the steady-state measurement sees a full resync of every server. */
@@ -315,7 +316,7 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(
-    `operator flags: ${flags.join(' ') || '(defaults)'}; Node flags: ${nodeOptions.join(' ') || 'none'}; operator: ${where}; load average ${load}`,
+    `operator flags: ${flags.join(' ') || '(defaults)'}; ${describeChartOperator(await chartOperator(), nodeOptions)}; operator: ${where}; load average ${load}`,
   );
   printSummary(results);
   printDetail(results);

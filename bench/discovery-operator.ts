@@ -59,7 +59,7 @@ import {
   type MemorySample,
 } from './memory.ts';
 import { stopStartedOnExit } from './processes.ts';
-import { chartOperator } from './chart.ts';
+import { chartOperator, describeChartOperator } from './chart.ts';
 
 const args = process.argv.slice(2);
 const option = (name: string) =>
@@ -265,7 +265,7 @@ console.log(
   `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, discovery concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, server latency ${latencyMs} ms per answer, Node ${process.version}; load average ${load()}`,
 );
 console.log(
-  `operator: ${cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`}; the chart's environment: ${envText(chart.env)}; Node flags: ${[...chart.nodeFlags, ...nodeOptions].join(' ') || 'none'}`,
+  `operator: ${cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`}; ${describeChartOperator(chart, nodeOptions)}`,
 );
 console.log(
   '    N  round        time (s)  bound (s)  run (ms)  operator CPU (s)  API writes  writes/server  peak RSS (MiB)',
@@ -282,14 +282,6 @@ try {
 } finally {
   await stopFixtures(fixtures);
   await cluster.stop();
-}
-
-function envText(env: Record<string, string>): string {
-  return (
-    Object.entries(env)
-      .map(([name, value]) => `${name}=${value}`)
-      .join(' ') || 'none'
-  );
 }
 
 function print(r: Result, previous: Result | undefined): void {
