@@ -14,6 +14,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import Provider, { errors, type ClientMetadata, type JWK } from 'oidc-provider';
+import { createMemoryAdapter } from 'oidc-provider/lib/adapters/memory_adapter.js';
 
 export interface TestClient {
   id: string;
@@ -64,11 +65,20 @@ function createProvider(issuer: string, options: AuthorizationServerOptions, key
   const provider = new Provider(issuer, {
     clients: options.clients.map(clientMetadata),
     jwks: { keys },
+    // The provider's own in-memory store, chosen explicitly: passing none uses the same store
+    // and prints a warning for production into every test's output.
+    adapter: createMemoryAdapter(0),
+    // The provider's default, set explicitly for the same reason: the resource's TTL.
+    ttl: { ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? 600 },
     scopes: allScopes,
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      // Resource servers (the bridge) introspect with their own client credentials.
+      introspection: {
+        enabled: true,
+        allowedPolicy: (_ctx, client) => client.clientAuthMethod !== 'none',
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined,
