@@ -53,6 +53,18 @@ export const microTime = (ms: number): string => new Date(ms).toISOString().repl
 
 export type ElectionEnd = 'lost' | 'stopped';
 
+/** One acquire-or-renew try, as logged: its start (epoch ms) and how long its requests took. */
+export interface AttemptTrace {
+  at: number;
+  outcome: 'acquired' | 'renewed' | 'held' | 'conflict' | 'failed';
+  /** The holder the GET saw ('' when released). */
+  holder?: string;
+  /** Whether the GET saw a record other than the last one: the lease duration starts anew. */
+  newRecord?: boolean;
+  getMs?: number;
+  writeMs?: number;
+}
+
 export interface LeadingCallbacks {
   start: () => void;
   /** Resolves once the leader's work has stopped. */
@@ -123,19 +135,26 @@ export class LeaderElector {
     return 'stopped';
   }
 
-  /** One try to acquire or renew; false when someone else holds it or the write raced. */
+  /**
+   * One try to acquire or renew; false when someone else holds it or the write raced. Each try
+   * is logged at debug level with what it saw and how long its requests took: how long a
+   * hand-over took, and why, is read from these lines (bench:leader-handover).
+   */
   async #attempt(signal: AbortSignal): Promise<boolean> {
+    const trace: AttemptTrace = { at: Date.now(), outcome: 'failed' };
     try {
-      return await this.#tryAcquireOrRenew(signal);
+      return await this.#tryAcquireOrRenew(signal, trace);
     } catch (err) {
       if (!signal.aborted) this.#o.log.warn({ err, lease: this.leaseName }, 'lease update failed');
       return false;
+    } finally {
+      this.#o.log.debug({ lease: this.leaseName, ...trace }, 'lease attempt');
     }
   }
 
-  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+  async #tryAcquireOrRenew(signal: AbortSignal, trace: AttemptTrace): Promise<boolean> {
     const { client, namespace, name, identity } = this.#o;
-    const now = Date.now();
+    const now = trace.at;
     let lease: Lease;
     try {
       lease = await client.request<Lease>({
@@ -145,20 +164,43 @@ export class LeaderElector {
       });
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      trace.getMs = Date.now() - now;
       const metadata = { name, namespace };
       const fresh: Lease = { apiVersion: apiVersionOf(LEASE), kind: 'Lease', metadata };
-      return this.#write('POST', { ...fresh, spec: this.#nextSpec(undefined, now) }, signal);
+      const spec = this.#nextSpec(undefined, now);
+      return this.#traced(trace, 'acquired', () => this.#write('POST', { ...fresh, spec }, signal));
     }
+    trace.getMs = Date.now() - now;
     const spec = lease.spec ?? {};
     const record = JSON.stringify(spec);
-    if (record !== this.#observedRecord) {
+    trace.newRecord = record !== this.#observedRecord;
+    if (trace.newRecord) {
       this.#observedRecord = record;
       this.#observedAt = now;
     }
     const holder = spec.holderIdentity ?? '';
+    trace.holder = holder;
     const expiresAt = this.#observedAt + (spec.leaseDurationSeconds ?? 0) * 1000;
-    if (holder !== '' && holder !== identity && now < expiresAt) return false;
-    return this.#write('PUT', { ...lease, spec: this.#nextSpec(spec, now) }, signal);
+    if (holder !== '' && holder !== identity && now < expiresAt) {
+      trace.outcome = 'held';
+      return false;
+    }
+    const next = { ...lease, spec: this.#nextSpec(spec, now) };
+    const outcome = holder === identity ? 'renewed' : 'acquired';
+    return this.#traced(trace, outcome, () => this.#write('PUT', next, signal));
+  }
+
+  /** Runs a write of `trace`'s attempt, noting its duration and outcome. */
+  async #traced(
+    trace: AttemptTrace,
+    outcome: 'acquired' | 'renewed',
+    write: () => Promise<boolean>,
+  ): Promise<boolean> {
+    const started = Date.now();
+    const written = await write();
+    trace.writeMs = Date.now() - started;
+    trace.outcome = written ? outcome : 'conflict';
+    return written;
   }
 
   #nextSpec(current: LeaseSpec | undefined, now: number): LeaseSpec {

@@ -5,7 +5,12 @@
  * differently) fails here rather than in a crash-looping pod.
  */
 import { readFile } from 'node:fs/promises';
-import type { V1Deployment, V1PolicyRule, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type {
+  V1Deployment,
+  V1FlowSchema,
+  V1PolicyRule,
+  V1PodDisruptionBudget,
+} from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,6 +83,7 @@ describe('helm template, defaults', () => {
         `ClusterRoleBinding/${FULLNAME}`,
         'CustomResourceDefinition/mcpservers.mcp-operator.dev',
         `Deployment/${FULLNAME}`,
+        `FlowSchema/${NAMESPACE}-${FULLNAME}-leader-election`,
         `Role/${FULLNAME}-leader-election`,
         `RoleBinding/${FULLNAME}-leader-election`,
         `Service/${FULLNAME}-metrics`,
@@ -110,6 +116,33 @@ describe('helm template, defaults', () => {
         verbs: ['get', 'update'],
       },
     ]);
+  });
+
+  it("gives the Lease requests the Role allows, and only those, the API server's leader-election priority", () => {
+    const schema = only(objects, 'FlowSchema') as unknown as V1FlowSchema;
+    const leaseVerbs = rulesOf(objects, 'Role', `${FULLNAME}-leader-election`)!.flatMap(
+      (rule) => rule.verbs,
+    );
+    expect(schema.spec).toMatchObject({
+      priorityLevelConfiguration: { name: 'leader-election' },
+      rules: [
+        {
+          subjects: [
+            { kind: 'ServiceAccount', serviceAccount: { name: FULLNAME, namespace: NAMESPACE } },
+          ],
+          resourceRules: [
+            {
+              verbs: leaseVerbs.sort(),
+              apiGroups: ['coordination.k8s.io'],
+              resources: ['leases'],
+              namespaces: [NAMESPACE],
+            },
+          ],
+        },
+      ],
+    });
+    // Before the built-in service-accounts FlowSchema (9000), which matches every ServiceAccount.
+    expect(schema.spec!.matchingPrecedence).toBeLessThan(9000);
   });
 
   it('runs as non-root under the restricted Pod Security Standard', () => {
@@ -253,7 +286,7 @@ describe('helm template, other value sets', () => {
       rbac: { create: false },
       serviceAccount: { create: false, name: 'provided' },
     });
-    expect(objects.map((o) => o.kind).sort()).toEqual(['Deployment', 'Service']);
+    expect(objects.map((o) => o.kind).sort()).toEqual(['Deployment', 'FlowSchema', 'Service']);
     expect(deploymentOf(objects).spec!.template.spec!.serviceAccountName).toBe('provided');
   });
 

@@ -1,9 +1,11 @@
+import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { LEASE, collectionPath, type KubeObject } from '../../src/kube/resources.ts';
 import {
   LeaderElector,
   microTime,
+  type AttemptTrace,
   type ElectionEnd,
   type LeaseSpec,
 } from '../../src/kube/leader.ts';
@@ -32,13 +34,14 @@ function candidate(
   client: KubeClient,
   identity: string,
   stopWork: () => Promise<void> = () => Promise.resolve(),
+  log: Logger = testLogger(),
 ): Candidate {
   const elector = new LeaderElector({
     client,
     namespace: 'ns',
     name: 'mcp-operator',
     identity,
-    log: testLogger(),
+    log,
     ...TIMING,
   });
   const abort = new AbortController();
@@ -62,6 +65,15 @@ function partitionable(inner: KubeClient) {
   };
   return { client, cut: () => (cut = true) };
 }
+
+type AttemptLine = AttemptTrace & { msg: string; identity: string };
+
+const summary = (line: AttemptLine | undefined) => ({
+  outcome: line?.outcome,
+  holder: line?.holder,
+  newRecord: line?.newRecord,
+  wrote: line?.writeMs !== undefined,
+});
 
 const leaseSpec = (client: FakeClient): LeaseSpec | undefined => {
   const lease: (KubeObject & { spec?: LeaseSpec }) | undefined = client.objects
@@ -109,6 +121,39 @@ describe('LeaderElector', () => {
     await expect.poll(() => b.led()).toBe(true);
     expect(Date.now() - released).toBeLessThan(TIMING.leaseDurationMs);
     expect(leaseSpec(client)).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
+  });
+
+  it('logs every attempt at debug level: what it saw, and how long its requests took', async () => {
+    const lines: AttemptLine[] = [];
+    const capture = (identity: string) =>
+      pino(
+        { level: 'debug' },
+        { write: (line: string) => lines.push(JSON.parse(line) as AttemptLine) },
+      ).child({ identity });
+    const attempts = (identity: string) =>
+      lines.filter((l) => l.msg === 'lease attempt' && l.identity === identity);
+    const client = new FakeClient(LEASES);
+    const a = candidate(client, 'a', undefined, capture('a'));
+    await expect.poll(() => a.led()).toBe(true);
+    const b = candidate(client, 'b', undefined, capture('b'));
+    await expect.poll(() => attempts('b').length).toBeGreaterThan(1);
+    a.stop();
+    await expect.poll(() => b.led()).toBe(true);
+    const [acquired, renewed] = attempts('a');
+    const held = attempts('b')[0];
+    // a released the Lease: b took it at its next attempt, from no holder.
+    const taken = attempts('b').find((l) => l.outcome === 'acquired');
+    expect([acquired, renewed, held, taken].map(summary)).toEqual([
+      { outcome: 'acquired', holder: undefined, newRecord: undefined, wrote: true },
+      // Its own last write is the record it reads back.
+      { outcome: 'renewed', holder: 'a', newRecord: false, wrote: true },
+      { outcome: 'held', holder: 'a', newRecord: true, wrote: false },
+      { outcome: 'acquired', holder: '', newRecord: true, wrote: true },
+    ]);
+    for (const line of [acquired, renewed, held, taken]) {
+      expect(Math.abs(line!.at - Date.now())).toBeLessThan(10_000);
+      expect(line!.getMs).toBeGreaterThanOrEqual(0);
+    }
   });
 
   it('steps down when it cannot renew, and a standby takes over after the lease expires', async () => {
