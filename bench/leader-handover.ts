@@ -8,15 +8,17 @@
  * - SIGTERM: the same, but the leader is stopped as `kubectl delete pod` or a rollout stops it:
  *   it finishes its passes in flight and releases the Lease.
  * For each hand-over, from the replicas' debug logs (each Lease attempt: its start, what it saw,
- * its GET's and write's durations; src/kube/leader.ts), when the standby led and where the time
- * went:
+ * its GET's and write's durations; each new record the standby's watch saw; src/kube/leader.ts),
+ * when the standby led and where the time went:
  * - SIGKILL: the standby may take the Lease once its record has not changed for the lease
- *   duration on the standby's own clock, from when it first saw that record; it polls every
- *   retry period stretched by up to 1.2 (2 to 4.4 s). So from the dead leader's last renewal:
- *   observation lag (up to one poll) + lease + poll lag (up to one poll) + the requests of the
- *   attempt that takes it. The bound is 15 + 2 × 4.4 s plus the standby's request time.
- * - SIGTERM: drain (the leader's passes in flight finish) + the standby's next poll (up to
- *   4.4 s) + the requests that take it.
+ *   duration on the standby's own clock, from when it first saw that record. It watches the
+ *   Lease and tries at that expiry; it also polls every retry period stretched by up to 1.2
+ *   (2 to 4.4 s), which bounds it when the watch fails. So from the dead leader's last renewal:
+ *   observation lag (the watch's delay; up to one poll) + lease + poll lag (the timer's delay;
+ *   up to one poll) + the requests of the attempt that takes it. The bound printed is the
+ *   polling one, 15 + 2 × 4.4 s plus the standby's request time.
+ * - SIGTERM: drain (the leader's passes in flight finish) + the standby's wake-up (its watch
+ *   sees the release; up to one poll of 4.4 s) + the requests that take it.
  * Then, once the new leader is quiet, every server's status is checked against its Deployment
  * (Ready, observed generation, replica counts): a stale one is counted. Each run also tells how
  * many times a replica became leader (from their logs): more than once in the plain run means a
@@ -86,6 +88,12 @@ async function logLines(replica: RunningOperator): Promise<LogLine[]> {
 
 const attemptsOf = (lines: LogLine[]) =>
   lines.filter((l): l is LogLine & AttemptTrace => l.msg === 'lease attempt');
+/** When a replica saw a new Lease record: by an attempt's GET, or by its watch. */
+const sightingsOf = (lines: LogLine[]) =>
+  lines.filter(
+    (l): l is LogLine & { at: number } =>
+      (l.msg === 'lease attempt' && l.newRecord === true) || l.msg === 'lease seen',
+  );
 /** When an attempt's last request answered (epoch ms). */
 const endOf = (a: AttemptTrace) => a.at + (a.getMs ?? 0) + (a.writeMs ?? 0);
 const requestSeconds = (a: AttemptTrace) => ((a.getMs ?? 0) + (a.writeMs ?? 0)) / 1000;
@@ -100,7 +108,7 @@ interface Handover {
   pollLag: number;
   /** SIGKILL: the dead leader's last renewal (negative: before the kill). */
   lastRenewal?: number;
-  /** SIGKILL: from the last renewal until the standby's attempt that first saw its record. */
+  /** SIGKILL: from the last renewal until the standby first saw its record (watch or GET). */
   observationLag?: number;
   /** SIGKILL: the standby's slowest GET while it waited. */
   slowestWaitingGet?: number;
@@ -127,7 +135,9 @@ function handoverOf(signalled: number, from: LogLine[], to: LogLine[]): Handover
   const waiting = attemptsOf(to).filter((a) => a.at >= lastRenewal && a.at < taken.at);
   // The last new record it saw is the one that expired. (Its first sight is not taken: the
   // killed leader's last log lines may not have been written, its log being asynchronous.)
-  const observed = waiting.filter((a) => a.newRecord === true).at(-1);
+  const observed = sightingsOf(to)
+    .filter((a) => a.at >= lastRenewal && a.at < taken.at)
+    .at(-1);
   if (observed === undefined)
     throw new Error("the standby never saw the dead leader's last record");
   return {

@@ -11,6 +11,12 @@
  *   (shorter than `leaseDuration`) it steps down before anyone else may take over.
  * - On shutdown the leader releases the Lease (empty holder, 1 s duration) so a standby takes
  *   over at once instead of waiting for expiry.
+ *
+ * Beyond client-go, a candidate also watches the Lease between its polls: it sees each renewal
+ * when it happens rather than at its next poll, and tries again as soon as the record expires
+ * or is released. A holder that dies is then replaced `leaseDuration` after its last renewal,
+ * instead of up to two retry periods later (one to see that renewal, one to notice the expiry).
+ * The polls remain, so a watch that fails or is refused only costs that speed.
  */
 import type { Logger } from 'pino';
 import { jittered, sleep } from './backoff.ts';
@@ -78,6 +84,10 @@ export class LeaderElector {
   #lease: Lease | undefined;
   #observedRecord = '';
   #observedAt = 0;
+  /** When the observed record expires (our clock); 0 while none is held by another. */
+  #heldUntil = 0;
+  /** Wakes a waiting candidate when the watch sees the Lease released or gone. */
+  #wake: (() => void) | undefined;
 
   constructor(options: LeaderElectionOptions) {
     this.#o = options;
@@ -98,11 +108,8 @@ export class LeaderElector {
    * it calls `leading.stop` and returns at once, and the caller must cut the work off.
    */
   async run(signal: AbortSignal, leading: LeadingCallbacks): Promise<ElectionEnd> {
-    const { log, retryPeriodMs } = this.#o;
-    while (!signal.aborted && !(await this.#attempt(signal))) {
-      await sleep(jittered(retryPeriodMs, 1.2), signal);
-    }
-    if (signal.aborted) return 'stopped';
+    const { log } = this.#o;
+    if (!(await this.#campaign(signal))) return 'stopped';
     this.#leader = true;
     log.info({ lease: this.leaseName, identity: this.#o.identity }, 'became leader');
     leading.start();
@@ -117,6 +124,87 @@ export class LeaderElector {
     await leading.stop();
     await this.#release();
     return end;
+  }
+
+  /** Tries until it leads (true) or the signal aborts (false). */
+  async #campaign(signal: AbortSignal): Promise<boolean> {
+    if (await this.#attempt(signal)) return true;
+    // Started after the first try, whose GET is the first sight of the record.
+    const watching = new AbortController();
+    const watch = this.#watchLease(AbortSignal.any([signal, watching.signal]));
+    try {
+      while (!signal.aborted) {
+        await this.#untilNextAttempt(signal);
+        if (!signal.aborted && (await this.#attempt(signal))) return true;
+      }
+      return false;
+    } finally {
+      watching.abort();
+      await watch;
+    }
+  }
+
+  /** The next poll, or the record's expiry if sooner, or the watch seeing it released. */
+  async #untilNextAttempt(signal: AbortSignal): Promise<void> {
+    const poll = jittered(this.#o.retryPeriodMs, 1.2);
+    const expiry = this.#heldUntil === 0 ? poll : Math.max(0, this.#heldUntil - Date.now());
+    const woken = new AbortController();
+    this.#wake = () => woken.abort();
+    try {
+      await sleep(Math.min(poll, expiry), AbortSignal.any([signal, woken.signal]));
+    } finally {
+      this.#wake = undefined;
+    }
+  }
+
+  /** Watches the Lease until `signal` aborts, again after a retry period when the stream ends. */
+  async #watchLease(signal: AbortSignal): Promise<void> {
+    const { client, namespace, name, retryPeriodMs, log } = this.#o;
+    while (!signal.aborted) {
+      try {
+        await client.watch(
+          {
+            path: collectionPath(LEASE, namespace),
+            query: { fieldSelector: `metadata.name=${name}` },
+            signal,
+          },
+          (event) => {
+            const lease = event.object as Partial<Lease>;
+            if (lease.kind !== 'Lease' || lease.metadata?.name !== name) return;
+            if (event.type === 'DELETED') {
+              this.#wake?.();
+              return;
+            }
+            const at = Date.now();
+            if (this.#see(lease.spec ?? {}, at)) {
+              const holder = lease.spec?.holderIdentity ?? '';
+              log.debug({ lease: this.leaseName, at, holder }, 'lease seen');
+            }
+          },
+        );
+      } catch (err) {
+        if (!signal.aborted) log.debug({ err, lease: this.leaseName }, 'lease watch failed');
+      }
+      await sleep(retryPeriodMs, signal);
+    }
+  }
+
+  /**
+   * Notes a record read or watched at `now`: a new one starts its lease duration anew. Says
+   * whether it was new.
+   */
+  #see(spec: LeaseSpec, now: number): boolean {
+    const record = JSON.stringify(spec);
+    const changed = record !== this.#observedRecord;
+    if (changed) {
+      this.#observedRecord = record;
+      this.#observedAt = now;
+    }
+    const holder = spec.holderIdentity ?? '';
+    const held = holder !== '' && holder !== this.#o.identity;
+    this.#heldUntil = held ? this.#observedAt + (spec.leaseDurationSeconds ?? 0) * 1000 : 0;
+    if (!held) this.#wake?.();
+    return changed;
   }
 
   async #renewLoop(signal: AbortSignal): Promise<ElectionEnd> {
@@ -172,16 +260,10 @@ export class LeaderElector {
     }
     trace.getMs = Date.now() - now;
     const spec = lease.spec ?? {};
-    const record = JSON.stringify(spec);
-    trace.newRecord = record !== this.#observedRecord;
-    if (trace.newRecord) {
-      this.#observedRecord = record;
-      this.#observedAt = now;
-    }
+    trace.newRecord = this.#see(spec, now);
     const holder = spec.holderIdentity ?? '';
     trace.holder = holder;
-    const expiresAt = this.#observedAt + (spec.leaseDurationSeconds ?? 0) * 1000;
-    if (holder !== '' && holder !== identity && now < expiresAt) {
+    if (this.#heldUntil !== 0 && now < this.#heldUntil) {
       trace.outcome = 'held';
       return false;
     }

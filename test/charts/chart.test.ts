@@ -113,7 +113,7 @@ describe('helm template, defaults', () => {
         apiGroups: ['coordination.k8s.io'],
         resources: ['leases'],
         resourceNames: [FULLNAME],
-        verbs: ['get', 'update'],
+        verbs: ['get', 'update', 'watch'],
       },
     ]);
   });

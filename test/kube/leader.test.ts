@@ -35,6 +35,7 @@ function candidate(
   identity: string,
   stopWork: () => Promise<void> = () => Promise.resolve(),
   log: Logger = testLogger(),
+  timing = TIMING,
 ): Candidate {
   const elector = new LeaderElector({
     client,
@@ -42,7 +43,7 @@ function candidate(
     name: 'mcp-operator',
     identity,
     log,
-    ...TIMING,
+    ...timing,
   });
   const abort = new AbortController();
   let led = false;
@@ -141,14 +142,14 @@ describe('LeaderElector', () => {
     await expect.poll(() => b.led()).toBe(true);
     const [acquired, renewed] = attempts('a');
     const held = attempts('b')[0];
-    // a released the Lease: b took it at its next attempt, from no holder.
+    // a released the Lease: b's watch saw the release first, and its next attempt took it.
     const taken = attempts('b').find((l) => l.outcome === 'acquired');
     expect([acquired, renewed, held, taken].map(summary)).toEqual([
       { outcome: 'acquired', holder: undefined, newRecord: undefined, wrote: true },
       // Its own last write is the record it reads back.
       { outcome: 'renewed', holder: 'a', newRecord: false, wrote: true },
       { outcome: 'held', holder: 'a', newRecord: true, wrote: false },
-      { outcome: 'acquired', holder: '', newRecord: true, wrote: true },
+      { outcome: 'acquired', holder: '', newRecord: false, wrote: true },
     ]);
     for (const line of [acquired, renewed, held, taken]) {
       expect(Math.abs(line!.at - Date.now())).toBeLessThan(10_000);
@@ -191,5 +192,56 @@ describe('LeaderElector', () => {
     expect(await a.ended).toBe('lost');
     expect(stopCalled).toBe(true);
     expect(Date.now() - cut).toBeLessThan(TIMING.leaseDurationMs);
+  });
+
+  describe('a standby that polls seldom', () => {
+    // Polls every 3 to 6.6 s, against a 1 s lease: without its watch, it would see the last
+    // renewal and the release seconds late.
+    const SLOW_POLLS = { ...TIMING, retryPeriodMs: 3000 };
+
+    it('takes over a lease duration after the last renewal it watched', async () => {
+      const client = new FakeClient(LEASES);
+      const cutOff = partitionable(client);
+      const a = candidate(cutOff.client, 'a');
+      await expect.poll(() => a.led()).toBe(true);
+      const b = candidate(client, 'b', undefined, undefined, SLOW_POLLS);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const cut = Date.now();
+      cutOff.cut();
+      await expect.poll(() => b.led(), { timeout: 5000 }).toBe(true);
+      // The last renewal came at most one of a's retry periods before the cut.
+      expect(Date.now() - cut).toBeGreaterThanOrEqual(
+        TIMING.leaseDurationMs - TIMING.retryPeriodMs,
+      );
+      expect(Date.now() - cut).toBeLessThan(TIMING.leaseDurationMs + 1000);
+      expect(await a.ended).toBe('lost');
+    });
+
+    it('takes over as soon as the leader releases the Lease', async () => {
+      const client = new FakeClient(LEASES);
+      const a = candidate(client, 'a');
+      await expect.poll(() => a.led()).toBe(true);
+      const b = candidate(client, 'b', undefined, undefined, SLOW_POLLS);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const released = Date.now();
+      a.stop();
+      expect(await a.ended).toBe('stopped');
+      await expect.poll(() => b.led(), { timeout: 5000 }).toBe(true);
+      expect(Date.now() - released).toBeLessThan(1000);
+    });
+
+    it('still takes over by polling when it may not watch', async () => {
+      const client = new FakeClient(LEASES);
+      const refused: KubeClient = {
+        request: (req) => client.request(req),
+        watch: () => Promise.reject(new Error('leases is forbidden: cannot watch')),
+        close: () => client.close(),
+      };
+      const a = candidate(client, 'a');
+      await expect.poll(() => a.led()).toBe(true);
+      const b = candidate(refused, 'b');
+      a.stop();
+      await expect.poll(() => b.led(), { timeout: 5000 }).toBe(true);
+    });
   });
 });
