@@ -14,10 +14,15 @@
  * at its peak and after; between two N the growth per additional server.
  *
  *   node bench/discovery-operator.ts [--tools=100] [--processes=4] [--latency=<ms>]
- *     [--node-options=<flags>] [--no-cgroup] [--heap-snapshot=<dir>] [N ...]   (default N: 1000)
+ *     [--node-options=<flags> ...] [--cli=<entry point> ...] [--no-cgroup]
+ *     [--heap-snapshot=<dir>] [N ...]   (default N: 1000)
  *
  * --latency delays each answer of the servers; --node-options adds Node flags to the
- * operator's (e.g. --max-semi-space-size=4); --no-cgroup runs it without the memory limit;
+ * operator's (e.g. --max-semi-space-size=4, or --no-optimize-for-size to drop a flag of the
+ * chart's); --cli runs another build of the operator (another checkout's dist/cli.js) instead
+ * of this one's. Both may be given more than once: per N, each combination runs as its own
+ * operator, one after the other against the same cluster and servers, so that flag sets and
+ * builds compare in one run under the same load. --no-cgroup runs it without the memory limit;
  * --heap-snapshot=<dir> has it write a heap snapshot there after the rounds (with --no-cgroup:
  * writing one takes memory, and in the cgroup the kernel kills it for that).
  *
@@ -68,12 +73,28 @@ const tools = option('tools') === undefined ? undefined : Number(option('tools')
 const processes = Number(option('processes') ?? 4);
 const latencyMs = Number(option('latency') ?? 0);
 const snapshotDir = option('heap-snapshot');
-const nodeOptions = [
-  ...(option('node-options')?.split(' ').filter(Boolean) ?? []),
-  ...(snapshotDir === undefined
+const optionValues = (name: string) =>
+  args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
+const snapshotOptions =
+  snapshotDir === undefined
     ? []
-    : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`]),
-];
+    : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`];
+
+/** One way of running the operator: a build and the Node flags added to the chart's. */
+interface Variant {
+  cli: string | undefined;
+  nodeOptions: string[];
+}
+
+const flagSets = optionValues('node-options').map((flags) => flags.split(' ').filter(Boolean));
+const variants: Variant[] = (
+  optionValues('cli').length > 0 ? optionValues('cli') : [undefined]
+).flatMap((cli) =>
+  (flagSets.length > 0 ? flagSets : [[]]).map((flags) => ({
+    cli,
+    nodeOptions: [...flags, ...snapshotOptions],
+  })),
+);
 const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
 const CLIENT_CONCURRENCY = 32;
 
@@ -102,6 +123,7 @@ interface Round {
 
 interface Result {
   n: number;
+  variant: Variant;
   /** Caches synced, no server yet. */
   idleRssMb: number;
   rounds: Round[];
@@ -196,11 +218,13 @@ async function run(
   n: number,
   urlOf: (i: number) => string,
   drift: () => Promise<void>,
+  variant: Variant,
 ): Promise<Result> {
   const namespace = await createNamespace(client, `bench-discovery-${n}`);
   const probe = new MemoryProbe(join(tmpdir(), `${namespace}-memory.json`));
   const operator = await startOperatorProcess(kubeconfig, namespace, [], 'operator', {
-    nodeArgs: [...nodeOptions, ...probe.nodeArgs],
+    nodeArgs: [...variant.nodeOptions, ...probe.nodeArgs],
+    ...(variant.cli === undefined ? {} : { cli: variant.cli }),
     ...(cgroup === undefined ? {} : { launcher: cgroup.launcher }),
   });
   try {
@@ -227,6 +251,7 @@ async function run(
     if (snapshotDir !== undefined) await heapSnapshot(operator.pid, snapshotDir);
     return {
       n,
+      variant,
       idleRssMb,
       rounds,
       peakRssMb: Math.max(...rounds.map((r) => r.peakRssMb)),
@@ -264,19 +289,23 @@ const load = () =>
 console.log(
   `discovery of url servers through the operator, ${tools ?? '10-19'} tools each, discovery concurrency ${SCHEDULER_DEFAULTS.concurrency}, ${processes} fixture processes, server latency ${latencyMs} ms per answer, Node ${process.version}; load average ${load()}`,
 );
-console.log(
-  `operator: ${cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`}; ${describeChartOperator(chart, nodeOptions)}`,
-);
+console.log(`operator: ${cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`}`);
+variants.forEach((variant, i) => console.log(`  ${variantName(variant, i)}`));
 console.log(
   '    N  round        time (s)  bound (s)  run (ms)  operator CPU (s)  API writes  writes/server  peak RSS (MiB)',
 );
 const results: Result[] = [];
 try {
   for (const n of sizes.length > 0 ? sizes : [1000]) {
-    // Printed as each N ends: a later, bigger N may not finish on a loaded machine.
-    const result = await run(cluster.client, cluster.kubeconfig, n, urlOf, drift);
-    print(result, results.at(-1));
-    results.push(result);
+    for (const variant of variants) {
+      // Printed as each N ends: a later, bigger N may not finish on a loaded machine.
+      const result = await run(cluster.client, cluster.kubeconfig, n, urlOf, drift, variant);
+      print(
+        result,
+        results.findLast((r) => r.variant === variant),
+      );
+      results.push(result);
+    }
   }
   console.log(`load average ${load()}`);
 } finally {
@@ -284,7 +313,14 @@ try {
   await cluster.stop();
 }
 
+/** `operator 1: this checkout's build; the chart's environment: …; Node flags: …`. */
+function variantName(variant: Variant, index: number): string {
+  const build = variant.cli ?? "this checkout's build";
+  return `operator ${index + 1}: ${build}; ${describeChartOperator(chart, variant.nodeOptions)}`;
+}
+
 function print(r: Result, previous: Result | undefined): void {
+  if (variants.length > 1) console.log(`  ${variantName(r.variant, variants.indexOf(r.variant))}`);
   for (const x of r.rounds) {
     // With every run `concurrency` at a time, the round could take no less.
     const bound = (x.runs * x.runSeconds) / SCHEDULER_DEFAULTS.concurrency;

@@ -424,7 +424,7 @@ export function builtCli(): Promise<string> {
 }
 
 /**
- * `mcp-operator controller` (the build, see builtCli) watching `namespace`, without leader election unless `flags` turn
+ * `mcp-operator controller` (the build, see builtCli, or `node.cli`) watching `namespace`, without leader election unless `flags` turn
  * it on (later flags win), its log in a temp file; ready (caches synced) when it returns.
  */
 export async function startOperatorProcess(
@@ -432,7 +432,7 @@ export async function startOperatorProcess(
   namespace: string,
   flags: string[],
   name = 'operator',
-  node: Pick<OperatorOptions, 'nodeArgs' | 'launcher'> = {},
+  node: Pick<OperatorOptions, 'nodeArgs' | 'launcher'> & { cli?: string } = {},
 ): Promise<RunningOperator> {
   const chart = await chartOperator();
   const operator = await OperatorProcess.start({
@@ -440,7 +440,7 @@ export async function startOperatorProcess(
     nodeArgs: [...chart.nodeFlags, ...(node.nodeArgs ?? [])],
     env: chart.env,
     name: `${namespace}-${name}`,
-    cli: await builtCli(),
+    cli: node.cli ?? (await builtCli()),
     args: [`--namespaces=${namespace}`, '--no-leader-elect', ...flags],
     kubeconfig: { path: kubeconfig },
   });

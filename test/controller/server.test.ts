@@ -1,7 +1,17 @@
+import { Agent, get } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ControllerMetrics } from '../../src/controller/metrics.ts';
 import { parseAddress, startServer } from '../../src/controller/server.ts';
 import { testLogger } from '../support/log.ts';
+
+/** A server whose caches are synced, with no metrics of interest. */
+const startSynced = (address = '127.0.0.1:0') =>
+  startServer({
+    address,
+    registry: new ControllerMetrics().registry,
+    ready: () => true,
+    log: testLogger(),
+  });
 
 describe('operator HTTP server', () => {
   it('serves liveness, readiness once synced, and the metrics', async () => {
@@ -30,8 +40,53 @@ describe('operator HTTP server', () => {
       expect(text).toContain('mcp_operator_managed_objects{kind="Deployment"} 3');
       expect(text).toContain('mcp_operator_leader 1');
       expect(text).toContain('mcp_operator_process_resident_memory_bytes');
+      const head = await fetch(`${server.url}/metrics`, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toBe(metrics.registry.contentType);
     } finally {
       await server.close();
+    }
+  });
+
+  it('answers 404 for other paths and 405 with Allow for other methods', async () => {
+    const server = await startSynced();
+    try {
+      expect((await fetch(`${server.url}/`)).status).toBe(404);
+      expect((await fetch(`${server.url}/readyz?verbose`)).status).toBe(200);
+      const post = await fetch(`${server.url}/metrics`, { method: 'POST', body: 'x' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')).toBe('GET, HEAD');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('closes while a scraper holds a keep-alive connection open', async () => {
+    const server = await startSynced();
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const { status } = await new Promise<{ status: number | undefined }>((resolve, reject) => {
+        get(`${server.url}/metrics`, { agent }, (response) => {
+          response.resume();
+          response.on('end', () => resolve({ status: response.statusCode }));
+        }).on('error', reject);
+      });
+      expect(status).toBe(200);
+      await server.close();
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('refuses to start on an address in use, naming it', async () => {
+    const first = await startSynced();
+    try {
+      const port = new URL(first.url).port;
+      await expect(startSynced(`127.0.0.1:${port}`)).rejects.toThrow(
+        `EADDRINUSE: address already in use 127.0.0.1:${port}`,
+      );
+    } finally {
+      await first.close();
     }
   });
 
