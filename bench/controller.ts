@@ -5,7 +5,12 @@
  * is gone before the operator starts), how many API requests and status writes the operator
  * made per server to get there, how many writes a steady-state resync makes (goal: zero), and
  * the operator's peak RSS. The operator runs as its own process, built as it ships
- * (`node dist/cli.js controller`, default flags), one per N, watching a fresh namespace.
+ * (`node dist/cli.js controller`, default flags), one per N, watching fresh namespaces.
+ *
+ * The servers are laid out over namespaces, the same in both phases (bench/layout.ts):
+ * --servers-per-namespace=K to a namespace, by default all in one up to 1,000 and 100 to a
+ * namespace beyond (see defaultServersPerNamespace). In one namespace the operator watches
+ * that namespace; in many, every namespace.
  *
  * The operator runs as its pod would, in a memory cgroup of the chart's limit (bench/memory.ts),
  * from which Node sizes its heap, so that its RSS is what the pod would show; --no-cgroup runs
@@ -18,8 +23,8 @@
  * process in each phase (the API server's extra work in the operator phase is what our
  * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
- *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--operator-flag=value ...]
- *     [N ...]
+ *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--servers-per-namespace=K]
+ *     [--operator-flag=value ...] [N ...]
  *
  * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
  *
@@ -34,14 +39,12 @@ import {
   DEPLOYED_SPEC,
   counters,
   cpuByName,
-  createNamespace,
-  createServers,
+  createServersAt,
   peakRssMb,
   rssMb,
   quiet,
   isReady,
   patienceMs,
-  removeNamespace,
   startOperatorProcess,
   waitUntil,
   WatchedCount,
@@ -49,6 +52,7 @@ import {
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { DEPLOYMENT } from '../src/kube/resources.ts';
 import { floorSeconds, isAvailable } from './floor.ts';
+import { createLayout, placements, removeLayout } from './layout.ts';
 import { chartMemoryLimit, memoryCgroup, type MemoryCgroup } from './memory.ts';
 import { chartOperator, describeChartOperator } from './chart.ts';
 import { quantile, stagesText, timeline, type Timeline } from './timeline.ts';
@@ -56,6 +60,22 @@ import { quantile, stagesText, timeline, type Timeline } from './timeline.ts';
 /** Short, so that the steady-state measurement sees a full resync of every server. */
 const RESYNC = '20s';
 const CREATE_CONCURRENCY = 32;
+
+/**
+ * Up to 1,000 servers share one namespace, as in every earlier run; beyond, 100 to a
+ * namespace: a platform runs many tenants' namespaces, and one namespace of thousands measures
+ * kube-controller-manager (its Deployment and EndpointSlice controllers list the whole
+ * namespace on every sync), not the operator.
+ */
+export const defaultServersPerNamespace = (n: number): number => (n <= 1000 ? n : 100);
+
+/**
+ * One namespace: the operator watches it alone (the harness's --namespaces); many: every
+ * namespace, as an operator serving a platform's tenants runs, instead of a watch per kind
+ * and namespace.
+ */
+const operatorScope = (namespaces: readonly string[]): string[] =>
+  namespaces.length === 1 ? [] : ['--namespaces='];
 
 type Cluster = Awaited<ReturnType<typeof benchCluster>>;
 
@@ -68,6 +88,7 @@ interface Phase {
 
 interface Result {
   n: number;
+  serversPerNamespace: number;
   /** With the milliseconds from each floor Deployment seen to available. */
   floor: Phase & { rolloutMs: number[] };
   operator: Phase;
@@ -113,9 +134,13 @@ async function measured(
   return { seconds, progress, cpu };
 }
 
-async function floor(cluster: Cluster, n: number): Promise<Phase & { rolloutMs: number[] }> {
+async function floor(
+  cluster: Cluster,
+  n: number,
+  perNamespace: number,
+): Promise<Phase & { rolloutMs: number[] }> {
   const { client } = cluster;
-  const namespace = await createNamespace(client, `floor-${n}`);
+  const layout = await createLayout(client, `floor-${n}`, n, perNamespace);
   let rolloutMs: number[] = [];
   try {
     const phase = await measured(
@@ -123,8 +148,7 @@ async function floor(cluster: Cluster, n: number): Promise<Phase & { rolloutMs: 
       async (progress) => {
         const floor = await floorSeconds(
           client,
-          namespace,
-          n,
+          layout,
           CREATE_CONCURRENCY,
           DEPLOYED_SPEC,
           (count) => progress.record(count),
@@ -138,8 +162,8 @@ async function floor(cluster: Cluster, n: number): Promise<Phase & { rolloutMs: 
     return { ...phase, rolloutMs };
   } finally {
     // Not in place of the error that ended the floor, if one did.
-    await removeNamespace(client, namespace).catch((err: unknown) => {
-      process.stderr.write(`N=${n}: could not remove ${namespace}: ${String(err)}\n`);
+    await removeLayout(client, layout).catch((err: unknown) => {
+      process.stderr.write(`N=${n}: could not remove the floor's namespaces: ${String(err)}\n`);
     });
   }
 }
@@ -149,16 +173,18 @@ async function run(
   n: number,
   flags: string[],
   node: { cgroup: MemoryCgroup | undefined; options: string[] },
+  perNamespace: number,
 ): Promise<Result> {
   const { client, kubeconfig } = cluster;
   process.stderr.write(`N=${n}: floor…\n`);
-  const floorPhase = await floor(cluster, n);
+  const floorPhase = await floor(cluster, n, perNamespace);
   process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s; operator…\n`);
-  const namespace = await createNamespace(client, `bench-${n}`);
+  const layout = await createLayout(client, `bench-${n}`, n, perNamespace);
+  const namespaces = layout.map((slot) => slot.namespace);
   const operator = await startOperatorProcess(
     kubeconfig,
-    namespace,
-    [`--resync-period=${RESYNC}`, ...flags],
+    namespaces[0]!,
+    [`--resync-period=${RESYNC}`, ...operatorScope(namespaces), ...flags],
     'operator',
     {
       nodeArgs: node.options,
@@ -169,15 +195,15 @@ async function run(
   try {
     const before = await counters(url);
     const processes = [...cluster.components, { name: 'operator', pid: operator.pid }];
-    const ready = await WatchedCount.start(client, MCP_SERVER, namespace, isReady);
+    const ready = await WatchedCount.start(client, MCP_SERVER, namespaces, isReady);
     // The floor watches its Deployments too: the same load on the API server in both phases.
-    const available = await WatchedCount.start(client, DEPLOYMENT, namespace, isAvailable);
+    const available = await WatchedCount.start(client, DEPLOYMENT, namespaces, isAvailable);
     let started = 0;
     const operatorPhase = await measured(
       processes,
       async (progress) => {
         started = Date.now();
-        await createServers(client, namespace, n, CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
+        await createServersAt(client, placements(layout), CREATE_CONCURRENCY, () => DEPLOYED_SPEC);
         await operator.during(
           ready.until(n, `${n} servers Ready`, patienceMs(n), (count) => progress.record(count)),
         );
@@ -206,6 +232,7 @@ async function run(
     );
     const result = {
       n,
+      serversPerNamespace: perNamespace,
       floor: floorPhase,
       operator: operatorPhase,
       timeline: timeline(ready, available, started),
@@ -227,7 +254,7 @@ async function run(
   } finally {
     await operator.stop();
     // Gone before the next N's floor starts, which it would slow down.
-    await removeNamespace(client, namespace);
+    await removeLayout(client, layout);
   }
 }
 
@@ -270,7 +297,7 @@ function printDetail(results: Result[]): void {
     const total = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
     console.log(
       [
-        `N=${r.n}`,
+        `N=${r.n}, ${r.serversPerNamespace} servers per namespace`,
         `  status writes/server by Ready reason: ${perServer(r.statusWrites)}`,
         `  requests/server by verb: ${perServer(r.byVerb)}`,
         `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
@@ -288,7 +315,9 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const noCgroup = '--no-cgroup';
   const nodeOptionsFlag = '--node-options=';
-  const benchFlag = (a: string) => a === noCgroup || a.startsWith(nodeOptionsFlag);
+  const perNamespaceFlag = '--servers-per-namespace=';
+  const benchFlag = (a: string) =>
+    a === noCgroup || a.startsWith(nodeOptionsFlag) || a.startsWith(perNamespaceFlag);
   const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
   const nodeOptions =
     args
@@ -296,6 +325,11 @@ async function main(): Promise<void> {
       ?.slice(nodeOptionsFlag.length)
       .split(' ')
       .filter(Boolean) ?? [];
+  const perNamespaceArg = args.find((a) => a.startsWith(perNamespaceFlag));
+  const perNamespace = (n: number) =>
+    perNamespaceArg === undefined
+      ? defaultServersPerNamespace(n)
+      : Number(perNamespaceArg.slice(perNamespaceFlag.length));
   const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
   const ns = sizes.length > 0 ? sizes : [100, 500, 1000];
   const cgroupOrWhy = args.includes(noCgroup)
@@ -308,7 +342,7 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     for (const n of ns)
-      results.push(await run(cluster, n, flags, { cgroup, options: nodeOptions }));
+      results.push(await run(cluster, n, flags, { cgroup, options: nodeOptions }, perNamespace(n)));
   } finally {
     await cluster.stop();
   }

@@ -23,26 +23,32 @@ import type { KubeClient } from '../src/kube/client.ts';
 import { DEPLOYMENT, SECRET, collectionPath, type KubeObject } from '../src/kube/resources.ts';
 import { WatchedCount, patienceMs, pool } from './harness.ts';
 import { rolloutMs } from './timeline.ts';
+import { placements, type Slot } from './layout.ts';
 
 /** The operator's default --bridge-image, as the bench runs it. */
 const BRIDGE_IMAGE = 'mcp-operator:latest';
 
-/** `srv-<i>` as the API server stores it: defaulted, with a uid of its own. */
+/** Each `srv-<i>` of a layout as the API server stores it: defaulted, with a uid of its own. */
 async function storedServers(
   client: KubeClient,
-  namespace: string,
-  n: number,
+  layout: readonly Slot[],
   spec: MCPServer['spec'],
 ): Promise<StoredMCPServer[]> {
   const defaulted = await client.request<StoredMCPServer>({
     method: 'POST',
-    path: collectionPath(MCP_SERVER, namespace),
+    path: collectionPath(MCP_SERVER, layout[0]!.namespace),
     query: { dryRun: 'All' },
     body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: 'srv-0' }, spec },
   });
-  return Array.from({ length: n }, (_, i) => ({
+  return placements(layout).map(({ namespace, index }) => ({
     ...defaulted,
-    metadata: { ...defaulted.metadata, name: `srv-${i}`, uid: randomUUID(), generation: 1 },
+    metadata: {
+      ...defaulted.metadata,
+      namespace,
+      name: `srv-${index}`,
+      uid: randomUUID(),
+      generation: 1,
+    },
   }));
 }
 
@@ -57,20 +63,21 @@ export function isAvailable(d: KubeObject & V1Deployment): boolean {
 }
 
 /**
- * Seconds from the first POST until every one of the `n` Deployments is available, and each
- * Deployment's rollout (milliseconds from seen to available); `progress` hears how many are
- * available each time they are counted.
+ * Seconds from the first POST until the Deployment of every server of `layout` is available,
+ * and each Deployment's rollout (milliseconds from seen to available); `progress` hears how
+ * many are available each time they are counted.
  */
 export async function floorSeconds(
   client: KubeClient,
-  namespace: string,
-  n: number,
+  layout: readonly Slot[],
   concurrency: number,
   spec: MCPServer['spec'],
   progress: (available: number) => void = () => {},
 ): Promise<{ seconds: number; rolloutMs: number[] }> {
-  const servers = await storedServers(client, namespace, n, spec);
-  const available = await WatchedCount.start(client, DEPLOYMENT, namespace, isAvailable);
+  const servers = await storedServers(client, layout, spec);
+  const n = servers.length;
+  const namespaces = layout.map((slot) => slot.namespace);
+  const available = await WatchedCount.start(client, DEPLOYMENT, namespaces, isAvailable);
   try {
     const started = Date.now();
     const create = (obj: KubeObject) => {
@@ -79,7 +86,7 @@ export async function floorSeconds(
       const type = obj.kind === SECRET.kind ? SECRET : RENDERED_TYPES[obj.kind as RenderedKind];
       return client.request({
         method: 'POST',
-        path: collectionPath(type, namespace),
+        path: collectionPath(type, obj.metadata.namespace),
         body: { ...obj, metadata },
       });
     };

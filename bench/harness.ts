@@ -33,6 +33,7 @@ import { chartOperator } from './chart.ts';
 import { ControlPlane } from '../test/cluster/control-plane.ts';
 import { OperatorProcess, type OperatorOptions } from '../test/support/operator.ts';
 import { waitFor } from '../test/support/wait.ts';
+import type { Placement } from './layout.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -109,19 +110,34 @@ export async function createServers(
   specOf: (index: number) => MCPServer['spec'],
 ): Promise<string[]> {
   const indexes = Array.from({ length: n }, (_, i) => i);
-  await pool(indexes, concurrency, (i) =>
+  await createServersAt(
+    client,
+    indexes.map((index) => ({ namespace, index })),
+    concurrency,
+    specOf,
+  );
+  return indexes.map((i) => `srv-${i}`);
+}
+
+/** Creates an MCPServer `srv-<index>` in each placement's namespace, `concurrency` at a time. */
+export async function createServersAt(
+  client: KubeClient,
+  servers: readonly Placement[],
+  concurrency: number,
+  specOf: (index: number) => MCPServer['spec'],
+): Promise<void> {
+  await pool([...servers], concurrency, ({ namespace, index }) =>
     client.request({
       method: 'POST',
       path: collectionPath(MCP_SERVER, namespace),
       body: {
         apiVersion: API_VERSION,
         kind: KIND,
-        metadata: { name: `srv-${i}` },
-        spec: specOf(i),
+        metadata: { name: `srv-${index}` },
+        spec: specOf(index),
       },
     }),
   );
-  return indexes.map((i) => `srv-${i}`);
 }
 
 /**
@@ -144,14 +160,17 @@ export function isReady(server: StoredMCPServer): boolean {
 }
 
 /**
- * How many objects of one kind in one namespace are done (Ready, available), told by a watch.
+ * How many objects of one kind in some namespaces are done (Ready, available), told by a watch.
  * Listing every object each second to count them would cost the API server more than some of
  * what the benches measure (a LIST of 1,000 Deployments takes some 180 ms of its CPU, of as
  * many MCPServers 70 ms), and the floor would pay more of it than the operator.
  */
 export class WatchedCount<T extends KubeObject> {
   readonly #done = new Set<string>();
-  /** When each object was first seen, and first seen done (ms since the epoch), by name. */
+  /**
+   * When each object was first seen, and first seen done (ms since the epoch), by
+   * `namespace/name`: a layout of many namespaces repeats names.
+   */
   readonly seenAt = new Map<string, number>();
   readonly doneAt = new Map<string, number>();
   readonly #informer: Informer<T>;
@@ -159,21 +178,21 @@ export class WatchedCount<T extends KubeObject> {
   constructor(
     client: KubeClient,
     resource: ResourceType,
-    namespace: string,
+    namespaces: string | readonly string[],
     isDone: (obj: T) => boolean,
   ) {
     this.#informer = new Informer<T>({
       client,
       resource,
-      namespaces: [namespace],
+      namespaces: typeof namespaces === 'string' ? [namespaces] : namespaces,
       log: pino({ level: 'silent' }),
       onChange: ({ type, object }) => {
-        const name = object.metadata.name ?? '';
-        if (!this.seenAt.has(name)) this.seenAt.set(name, Date.now());
+        const key = keyOf(object);
+        if (!this.seenAt.has(key)) this.seenAt.set(key, Date.now());
         if (type !== 'deleted' && isDone(object)) {
-          this.#done.add(keyOf(object));
-          if (!this.doneAt.has(name)) this.doneAt.set(name, Date.now());
-        } else this.#done.delete(keyOf(object));
+          this.#done.add(key);
+          if (!this.doneAt.has(key)) this.doneAt.set(key, Date.now());
+        } else this.#done.delete(key);
       },
     });
   }

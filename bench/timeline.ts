@@ -24,7 +24,7 @@ export function rolloutMs(deployments: Times): number[] {
   return [...deployments.doneAt].map(([name, at]) => at - (deployments.seenAt.get(name) ?? at));
 }
 
-/** Deployments are named as their servers (objectNames). */
+/** Deployments are named as their servers (objectNames), in their namespaces. */
 export function timeline(servers: Times, deployments: Times, startedMs: number): Timeline {
   const stages: Timeline['stages'] = { create: [], rollout: rolloutMs(deployments), status: [] };
   for (const [name, created] of servers.seenAt) {
