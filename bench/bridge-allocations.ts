@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { everythingServer } from '../test/bridge/go-server.ts';
 import { CLI } from '../test/support/cli.ts';
 import { freePort } from '../test/support/ports.ts';
-import { CALL, INITIALIZE, INITIALIZED } from './mcp-messages.ts';
+import { bridgeCommand, calls, openSession, waitUp } from './bridge-calls.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,55 +35,7 @@ const { values } = parseArgs({
 });
 const CALLS = Number(values.calls);
 const SESSIONS = Number(values.sessions);
-
-const HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-};
-
-async function post(url: string, body: unknown, session?: string): Promise<Response> {
-  const headers: Record<string, string> = { ...HEADERS };
-  if (session !== undefined) headers['mcp-session-id'] = session;
-  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
-  return res;
-}
-
-async function openSession(url: string): Promise<string> {
-  const init = await post(url, INITIALIZE);
-  await init.text();
-  const session = init.headers.get('mcp-session-id');
-  if (session === null) throw new Error('no session id');
-  await (await post(url, INITIALIZED, session)).text();
-  return session;
-}
-
-async function calls(url: string, sessions: string[], total: number): Promise<void> {
-  let left = total;
-  let next = 1;
-  await Promise.all(
-    sessions.map(async (session) => {
-      while (left > 0) {
-        left--;
-        const body = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: CALL };
-        const text = await (await post(url, body, session)).text();
-        if (!text.includes('"result"')) throw new Error(`unexpected answer: ${text}`);
-      }
-    }),
-  );
-}
-
-async function waitUp(url: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const up = await fetch(url, { method: 'OPTIONS' }).then(
-      () => true,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the bridge did not start');
-}
+const START_TIMEOUT_MS = 60_000;
 
 /** A Chrome DevTools Protocol client over the inspector's WebSocket. */
 async function devtools(inspectPort: number) {
@@ -139,24 +91,12 @@ const port = await freePort();
 const inspectPort = await freePort();
 const child = spawn(
   process.execPath,
-  [
-    `--inspect=127.0.0.1:${inspectPort}`,
-    values.cli,
-    'bridge',
-    '--listen',
-    `127.0.0.1:${port}`,
-    '--session-mode',
-    values.mode,
-    '--log-level',
-    'warn',
-    '--',
-    server,
-  ],
+  [`--inspect=127.0.0.1:${inspectPort}`, ...bridgeCommand(values.cli, values.mode, port, server)],
   { stdio: ['ignore', 'ignore', 'ignore'] },
 );
 try {
   const url = `http://127.0.0.1:${port}/mcp`;
-  await waitUp(url);
+  await waitUp(url, START_TIMEOUT_MS);
   const sessions = [];
   for (let i = 0; i < SESSIONS; i++) sessions.push(await openSession(url));
   await calls(url, sessions, Number(values['warm-up']));
