@@ -32,7 +32,7 @@ import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { everythingServer } from '../test/bridge/go-server.ts';
 import { CLI } from '../test/support/cli.ts';
-import { CALL, INITIALIZE, INITIALIZED } from './mcp-messages.ts';
+import { bridgeCommand, calls, openSession, waitUp } from './bridge-calls.ts';
 import { freePort } from '../test/support/ports.ts';
 
 const { values } = parseArgs({
@@ -53,70 +53,9 @@ const run = promisify(execFile);
 /** Valgrind runs the bridge some 50 times slower: generous waits. */
 const START_TIMEOUT_MS = 300_000;
 
-const HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-};
-
-async function post(url: string, body: unknown, session?: string): Promise<Response> {
-  const headers: Record<string, string> = { ...HEADERS };
-  if (session !== undefined) headers['mcp-session-id'] = session;
-  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
-  return res;
-}
-
-async function openSession(url: string): Promise<string> {
-  const init = await post(url, INITIALIZE);
-  await init.text();
-  const session = init.headers.get('mcp-session-id');
-  if (session === null) throw new Error('no session id');
-  await (await post(url, INITIALIZED, session)).text();
-  return session;
-}
-
-/** `total` calls spread over the sessions, each a closed loop. */
-async function calls(url: string, sessions: string[], total: number): Promise<void> {
-  let left = total;
-  let next = 1;
-  await Promise.all(
-    sessions.map(async (session) => {
-      while (left > 0) {
-        left--;
-        const body = { jsonrpc: '2.0', id: next++, method: 'tools/call', params: CALL };
-        const text = await (await post(url, body, session)).text();
-        if (!text.includes('"result"')) throw new Error(`unexpected answer: ${text}`);
-      }
-    }),
-  );
-}
-
-async function waitUp(url: string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    const up = await fetch(url, { method: 'OPTIONS' }).then(
-      () => true,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  throw new Error('the bridge did not start under valgrind');
-}
-
 /** argv of the bridge built at `cli`, listening on `port`. */
-const bridgeArgv = (cli: string) => (port: number, server: string) => [
-  cli,
-  'bridge',
-  '--listen',
-  `127.0.0.1:${port}`,
-  '--session-mode',
-  values.mode,
-  '--log-level',
-  'warn',
-  '--',
-  server,
-];
+const bridgeArgv = (cli: string) => (port: number, server: string) =>
+  bridgeCommand(cli, values.mode, port, server);
 
 const relayArgv = (port: number, server: string) => [
   fileURLToPath(new URL('relay-floor.ts', import.meta.url)),
@@ -149,7 +88,7 @@ async function measure(
   const exited = once(child, 'exit');
   try {
     const url = `http://127.0.0.1:${port}/mcp`;
-    await waitUp(url);
+    await waitUp(url, START_TIMEOUT_MS);
     const sessions = [];
     for (let i = 0; i < SESSIONS; i++) sessions.push(await openSession(url));
     await calls(url, sessions, WARM_UP);

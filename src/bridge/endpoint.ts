@@ -9,7 +9,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from './auth.ts';
 import { BridgeClosingError, SessionLimitError, type Bridge } from './session-table.ts';
-import type { Account } from './budget.ts';
 import {
   accepts,
   BodyTooLarge,
@@ -79,24 +78,19 @@ type Handler = (
   caller: Caller | undefined,
 ) => Promise<void> | void;
 
+/**
+ * The endpoint's handler. Synchronous up to the first wait (an access token to check, a body to
+ * read): it runs for every request, and each async step costs a promise and a suspended frame.
+ */
 export function mcpEndpoint(
   ctx: EndpointContext,
-): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> | void {
   const methods: Record<string, Handler> = {
     POST: (req, res, caller) => post(ctx, req, res, caller),
     GET: (req, res) => get(ctx, req, res),
     DELETE: (req, res) => remove(ctx, req, res),
   };
-  return async (req, res) => {
-    if (!originAllowed(header(req, 'origin'), ctx.allowedOrigins)) {
-      return replyError(res, 403, WIRE.SERVER_ERROR, 'Forbidden: this Origin is not allowed');
-    }
-    let caller: Caller | undefined;
-    if (ctx.oauth) {
-      const outcome = await ctx.oauth.authenticate(header(req, 'authorization'));
-      if ('refusal' in outcome) return refuseAccess(ctx, ctx.oauth, res, outcome.refusal);
-      caller = outcome.caller;
-    }
+  const dispatch = (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => {
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
     if (verdict === 'denied') {
       return replyError(
@@ -118,7 +112,23 @@ export function mcpEndpoint(
         headers: { allow: 'GET, POST, DELETE' },
       });
     }
-    await handler(req, res, caller);
+    return handler(req, res, caller);
+  };
+  const authenticated = async (
+    oauth: ResourceServer,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> => {
+    const outcome = await oauth.authenticate(header(req, 'authorization'));
+    if ('refusal' in outcome) return refuseAccess(ctx, oauth, res, outcome.refusal);
+    await dispatch(req, res, outcome.caller);
+  };
+  return (req, res) => {
+    if (!originAllowed(header(req, 'origin'), ctx.allowedOrigins)) {
+      return replyError(res, 403, WIRE.SERVER_ERROR, 'Forbidden: this Origin is not allowed');
+    }
+    if (ctx.oauth) return authenticated(ctx.oauth, req, res);
+    return dispatch(req, res, undefined);
   };
 }
 
@@ -167,8 +177,13 @@ async function post(
   const account =
     (sessionId === undefined ? undefined : ctx.bridge.session(sessionId)?.account) ??
     ctx.bridge.budget.account();
-  const body = await readBudgeted(ctx, req, res, account);
-  if (!body) return;
+  let body: Buffer;
+  try {
+    body = await readBody(req, ctx.maxBodyBytes, account);
+  } catch (error) {
+    refuseBody(ctx, res, error);
+    return;
+  }
   // Given back in the same synchronous step in which a session's message is handed on, so no
   // other body is admitted while it counts twice (budget.ts); later when routing has to wait.
   let routing: Promise<void> | undefined;
@@ -261,30 +276,12 @@ function dropUnprovenUnfiltered(
   delete (meta as Record<string, unknown>)[UNFILTERED_LIST_META];
 }
 
-/** The body, held by `account`; or an error answer and undefined. */
-async function readBudgeted(
-  ctx: EndpointContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  account: Account,
-): Promise<Buffer | undefined> {
-  try {
-    return await readBody(req, ctx.maxBodyBytes, account);
-  } catch (error) {
-    if (error instanceof OverBudget) {
-      replyOverBudget(ctx, res, error);
-      return undefined;
-    }
-    if (!(error instanceof BodyTooLarge)) throw error;
-    res.setHeader('connection', 'close');
-    replyError(
-      res,
-      413,
-      WIRE.INVALID_REQUEST,
-      `Request body larger than ${ctx.maxBodyBytes} bytes`,
-    );
-    return undefined;
-  }
+/** The error answer to a body readBody refused; anything else is thrown on. */
+function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): void {
+  if (error instanceof OverBudget) return replyOverBudget(ctx, res, error);
+  if (!(error instanceof BodyTooLarge)) throw error;
+  res.setHeader('connection', 'close');
+  replyError(res, 413, WIRE.INVALID_REQUEST, `Request body larger than ${ctx.maxBodyBytes} bytes`);
 }
 
 /**

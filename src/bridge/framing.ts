@@ -37,7 +37,8 @@ const lossy = new TextDecoder('utf-8');
 export class JsonRpcLineDecoder {
   readonly #maxLineBytes: number;
   readonly #handlers: DecoderHandlers;
-  #pending: Buffer[] = [];
+  /** The parts of the line being read; emptied, not replaced, at its end (once per line). */
+  readonly #pending: Buffer[] = [];
   #pendingBytes = 0;
   /** Set while skipping the rest of a line that outgrew the limit. */
   #oversize: { head: Buffer; tail: Buffer; bytes: number } | undefined;
@@ -81,7 +82,7 @@ export class JsonRpcLineDecoder {
       tail: lastBytes(all),
       bytes: all.length,
     };
-    this.#pending = [];
+    this.#pending.length = 0;
     this.#pendingBytes = 0;
   }
 
@@ -94,7 +95,7 @@ export class JsonRpcLineDecoder {
       return;
     }
     const bytes = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
-    this.#pending = [];
+    this.#pending.length = 0;
     this.#pendingBytes = 0;
     this.#decode(bytes);
   }

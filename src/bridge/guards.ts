@@ -66,11 +66,26 @@ export function secretMatches(presented: string | undefined, expected: string): 
   return timingSafeEqual(digest(value), digest(expected)) && value !== '';
 }
 
+/** The media ranges of an Accept header, lower case, without parameters. */
+function mediaRanges(accept: string): readonly string[] {
+  return accept.split(',').map((part) => part.split(';')[0]!.trim().toLowerCase());
+}
+
+/**
+ * The last Accept header parsed, and its ranges: a client sends the same one with every
+ * request, so it is split once rather than per request.
+ */
+let lastAccept = '';
+let lastRanges = mediaRanges(lastAccept);
+
 /** True when the Accept header lists every one of the media types (or a wildcard for them). */
 export function accepts(req: IncomingMessage, ...types: string[]): boolean {
-  const listed = (req.headers.accept ?? '')
-    .split(',')
-    .map((part) => part.split(';')[0]!.trim().toLowerCase());
+  const accept = req.headers.accept ?? '';
+  if (accept !== lastAccept) {
+    lastRanges = mediaRanges(accept);
+    lastAccept = accept;
+  }
+  const listed = lastRanges;
   return types.every(
     (type) =>
       listed.includes(type) || listed.includes('*/*') || listed.includes(`${type.split('/')[0]}/*`),
@@ -78,8 +93,10 @@ export function accepts(req: IncomingMessage, ...types: string[]): boolean {
 }
 
 export function isJsonContent(req: IncomingMessage): boolean {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  return type === 'application/json';
+  const contentType = req.headers['content-type'] ?? '';
+  // What clients send; anything else (parameters, other case) is parsed.
+  if (contentType === 'application/json') return true;
+  return contentType.split(';')[0]!.trim().toLowerCase() === 'application/json';
 }
 
 export class BodyTooLarge extends Error {}

@@ -198,10 +198,12 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
   > = {
     // A request for another replica's session goes there before anything else reads it.
-    [options.path]: async (req, res) => {
-      if (await replicas?.route(req, res)) return;
-      await endpoint(req, res);
-    },
+    [options.path]: replicas
+      ? async (req, res) => {
+          if (await replicas.route(req, res)) return;
+          await endpoint(req, res);
+        }
+      : endpoint,
     [CHANGES_PATH]: changesRoute(changes, discoveryToken),
     '/healthz': (_req, res) => replyText(res, 200, 'ok\n'),
     '/readyz': (_req, res) => {
@@ -231,12 +233,19 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     const path = Object.hasOwn(routes, url) ? url : new URL(url, 'http://bridge').pathname;
     const route = routes[path];
     if (!route) return replyText(res, 404, 'not found\n');
-    Promise.resolve(route(req, res)).catch((error: unknown) => {
+    const fail = (error: unknown): void => {
       logger.error({ err: error, path }, 'request failed');
       if (!res.headersSent)
         replyError(res, 500, WIRE.INTERNAL_ERROR, 'Internal error in the bridge');
       else res.destroy();
-    });
+    };
+    // Routes answer synchronously when they can (endpoint.ts): a throw and a rejection alike.
+    try {
+      const handling = route(req, res);
+      if (handling instanceof Promise) handling.catch(fail);
+    } catch (error) {
+      fail(error);
+    }
   });
   // SSE streams are long-lived; only the time to receive a request is bounded.
   server.requestTimeout = 60_000;

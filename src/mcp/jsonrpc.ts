@@ -10,7 +10,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
 const RequestIdSchema = Type.Union([Type.String(), Type.Number()]);
-const ParamsSchema = Type.Record(Type.String(), Type.Unknown());
+/**
+ * Any JSON object. Not a Record of string to unknown: its compiled check walks every member
+ * (Object.entries and a key pattern that accepts any key) and proves nothing more, for every
+ * message in both directions.
+ */
+const ParamsSchema = Type.Unsafe<Record<string, unknown>>(Type.Object({}));
 
 export const JsonRpcRequestSchema = Type.Object({
   jsonrpc: Type.Literal('2.0'),

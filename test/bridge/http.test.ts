@@ -334,6 +334,29 @@ describe('streams', () => {
     expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
   });
 
+  it('judges the media types of every request afresh: parameters, case and wildcards', async () => {
+    const bridge = await fixtureBridge();
+    const statusWith = async (headers: Record<string, string>) => {
+      const response = await fetch(bridge.url, {
+        method: 'POST',
+        headers: { ...POST_HEADERS, ...headers },
+        body: JSON.stringify(INITIALIZE),
+      });
+      await response.body?.cancel();
+      return response.status;
+    };
+    // The same Accept and Content-Type in turn with others: no verdict carries over.
+    expect(await statusWith({})).toBe(200);
+    expect(await statusWith({ accept: 'application/json' })).toBe(406);
+    expect(await statusWith({})).toBe(200);
+    expect(await statusWith({ accept: 'text/event-stream' })).toBe(406);
+    expect(await statusWith({ accept: 'Application/JSON;q=0.9, text/*' })).toBe(200);
+    expect(await statusWith({ accept: '*/*' })).toBe(200);
+    expect(await statusWith({ 'content-type': 'Application/Json; charset=utf-8' })).toBe(200);
+    expect(await statusWith({ 'content-type': 'application/jsonp' })).toBe(415);
+    expect(await statusWith({})).toBe(200);
+  });
+
   it('delivers server-initiated messages on the GET stream; a second GET stream is a 409', async () => {
     const bridge = await fixtureBridge();
     const session = await rawSession(bridge.url);
