@@ -67,6 +67,9 @@ const UNUSED_HERE = new Set([
   // Checked inside the API server by the OwnerReferencesPermissionEnforcement admission plugin
   // (on in the test control plane), not a request of its own; its ablation below shows it used.
   `${API_GROUP}/mcpservers/finalizers:update`,
+  // A standby's watch of the Lease (src/kube/leader.ts): the one replica here leads from its
+  // first try and never waits as a standby.
+  'coordination.k8s.io/leases:watch',
 ]);
 
 let helm: Helm;
