@@ -45,6 +45,8 @@ const BACKLOG = 1000;
 export class EventRecorder {
   readonly #o: EventRecorderOptions;
   readonly #seen = new Map<string, Seen>();
+  /** The send under way for each key: a second one of the same Event waits to bump it. */
+  readonly #sendingByKey = new Map<string, Promise<void>>();
   readonly #waiting: (() => void)[] = [];
   #sending = 0;
   #dropped = 0;
@@ -86,6 +88,28 @@ export class EventRecorder {
   async #send(target: KubeObject, type: EventType, reason: string, message: string) {
     const text = shown(message, MAX_MESSAGE);
     const key = [target.metadata.uid, type, reason, text].join('\u0000');
+    // Two passes may record the same Event before the first create is answered; sent side by
+    // side, both would create one, and a user would see it twice instead of with count 2.
+    const earlier = this.#sendingByKey.get(key);
+    const send = (async () => {
+      await earlier;
+      await this.#createOrBump(key, target, type, reason, text);
+    })();
+    this.#sendingByKey.set(key, send);
+    try {
+      await send;
+    } finally {
+      if (this.#sendingByKey.get(key) === send) this.#sendingByKey.delete(key);
+    }
+  }
+
+  async #createOrBump(
+    key: string,
+    target: KubeObject,
+    type: EventType,
+    reason: string,
+    text: string,
+  ): Promise<void> {
     try {
       const seen = this.#seen.get(key);
       if (seen !== undefined && (await this.#bump(key, seen))) return;

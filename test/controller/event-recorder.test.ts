@@ -131,4 +131,22 @@ describe('EventRecorder when the API server stalls', () => {
     expect(api.mostOpen()).toBeLessThanOrEqual(SENDING);
     expect(lines.filter((line) => line.includes('could not record'))).toEqual([]);
   });
+
+  it('sends an Event recorded twice while its create is unanswered once, then counts it', async () => {
+    const api = await stalledApiServer();
+    const { lines, log } = warnings();
+    const recorder = new EventRecorder({ client: api.client, component: 'c', instance: 'i', log });
+    const twice = [1, 2].map(() => recorder.record(server1, 'Normal', 'DriftCleared', 'cleared'));
+    await waitFor('the create to reach the API server', () => api.received() === 1, {
+      timeoutMs: 10_000,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The second waits for the first instead of creating a second Event.
+    expect(api.received()).toBe(1);
+    api.release();
+    await Promise.all(twice);
+    // One create, then one count on it.
+    expect(api.received()).toBe(2);
+    expect(lines.filter((line) => line.includes('could not record'))).toEqual([]);
+  });
 });
