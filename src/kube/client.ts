@@ -7,6 +7,7 @@
  * watches) with the TLS material and auth headers of a ClientConfig (config.ts). See
  * docs/adr/0005-controller-runtime.md for why not @kubernetes/client-node's API clients.
  */
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
@@ -79,7 +80,10 @@ export interface KubeClient {
    * aborts (resolves) or the connection fails (rejects).
    */
   watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<void>;
-  /** Closes idle keep-alive connections; call after every watch has been aborted. */
+  /**
+   * Cuts off the requests in flight (they reject), refuses new ones, and closes the
+   * connections; call after every watch has been aborted.
+   */
   close(): void;
 }
 
@@ -181,11 +185,15 @@ class HttpKubeClient implements KubeClient {
   readonly #config: ClientConfig;
   readonly #transport: Transport;
   readonly #options: ClientOptions;
+  /** Aborted by close(). Destroying the agents alone would spare requests queued for a socket. */
+  readonly #closing = new AbortController();
 
   constructor(config: ClientConfig, options: ClientOptions) {
     this.#config = config;
     this.#transport = transportFor(config, options);
     this.#options = options;
+    // One listener per request in flight, hundreds at a time: not a leak.
+    setMaxListeners(Infinity, this.#closing.signal);
   }
 
   /** Sends a request; resolves with the response head. Idle longer than `idleMs` fails it. */
@@ -234,7 +242,10 @@ class HttpKubeClient implements KubeClient {
       path,
       headers,
       agent: this.#transport.agent,
-      signal: r.signal,
+      signal:
+        r.signal === undefined
+          ? this.#closing.signal
+          : AbortSignal.any([r.signal, this.#closing.signal]),
       idleMs: this.#options.requestTimeoutMs ?? 30_000,
       body,
     });
@@ -291,6 +302,7 @@ class HttpKubeClient implements KubeClient {
   }
 
   close(): void {
+    this.#closing.abort(new Error('the API client was closed'));
     this.#transport.agent.destroy();
     this.#transport.watchAgent.destroy();
   }

@@ -108,6 +108,19 @@ describe('KubeClient over HTTP', () => {
     );
   });
 
+  it('cuts off a request in flight on close, and sends none after it', async () => {
+    const seen: string[] = [];
+    const c = await serve((req) => seen.push(req.url ?? ''));
+    const inFlight = c.request({ method: 'PATCH', path: '/held', patchType: 'apply', body: {} });
+    await expect.poll(() => seen).toEqual(['/held']);
+    c.close();
+    await expect(inFlight).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(c.request({ method: 'GET', path: '/after' })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(seen).toEqual(['/held']);
+  });
+
   it('streams watch events until the server ends the stream', async () => {
     const c = await serve((_req, _body, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
