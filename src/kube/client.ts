@@ -107,6 +107,26 @@ export class KubeApiError extends OperatorError {
 export const errorText = (err: unknown): string =>
   err instanceof KubeApiError ? err.detail : err instanceof Error ? err.message : String(err);
 
+/** The API server sent nothing for a request's idle timeout (a loaded server, a lost packet). */
+export class NoAnswerError extends Error {}
+
+const TRANSIENT_STATUSES = new Set([429, 503, 504]);
+const TRANSIENT_REASONS = new Set(['ServerTimeout', 'Timeout', 'TooManyRequests']);
+const TRANSIENT_SOCKET_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * What a loaded or restarting API server answers, which a retry soon clears: timeouts,
+ * throttling, a dropped connection. Not an invalid object, a refusal, or a webhook's error.
+ */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof KubeApiError) {
+    return TRANSIENT_STATUSES.has(err.status) || TRANSIENT_REASONS.has(err.reason);
+  }
+  if (err instanceof NoAnswerError) return true;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && TRANSIENT_SOCKET_CODES.has(code);
+}
+
 const hasStatus = (err: unknown, status: number): boolean =>
   err instanceof KubeApiError && err.status === status;
 export const isNotFound = (err: unknown): boolean => hasStatus(err, 404);
@@ -217,7 +237,7 @@ class HttpKubeClient implements KubeClient {
         headers: { Accept: 'application/json', ...auth, ...o.headers },
       });
       req.setTimeout(o.idleMs, () =>
-        req.destroy(new Error(`${o.method} ${url.pathname}: no answer for ${o.idleMs} ms`)),
+        req.destroy(new NoAnswerError(`${o.method} ${url.pathname}: no answer for ${o.idleMs} ms`)),
       );
       req.once('response', (res) => resolve({ req, res }));
       // `on`, not `once`: a socket can fail again after the response arrived.
