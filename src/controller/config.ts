@@ -24,6 +24,12 @@ export interface ControllerConfig {
   metricsAddress: string;
   /** Every MCPServer is reconciled at least this often, changes or not. */
   resyncPeriodMs: number;
+  /**
+   * How long a stopping leader waits for its passes in flight before it cuts them off and
+   * releases the Lease: shorter than the pod's grace period, or SIGKILL comes first and the
+   * standby waits out the lease.
+   */
+  shutdownTimeoutMs: number;
   logLevel: string;
   /** A kubeconfig file; unset: $KUBECONFIG, ~/.kube/config or the in-cluster config. */
   kubeconfig?: string;
@@ -42,6 +48,7 @@ const FLAGS = {
   'image-pull-policy': { env: 'MCP_OPERATOR_IMAGE_PULL_POLICY', default: '' },
   'metrics-address': { env: 'MCP_OPERATOR_METRICS_ADDRESS', default: ':8080' },
   'resync-period': { env: 'MCP_OPERATOR_RESYNC_PERIOD', default: '10m' },
+  'shutdown-timeout': { env: 'MCP_OPERATOR_SHUTDOWN_TIMEOUT', default: '20s' },
   'log-level': { env: 'MCP_OPERATOR_LOG_LEVEL', default: 'info' },
   'discovery-denied-cidrs': { env: 'MCP_OPERATOR_DISCOVERY_DENIED_CIDRS', default: '' },
   'discovery-allowed-cidrs': { env: 'MCP_OPERATOR_DISCOVERY_ALLOWED_CIDRS', default: '' },
@@ -141,6 +148,7 @@ export function parseControllerConfig(
       : { imagePullPolicy: pullPolicy as ControllerConfig['imagePullPolicy'] }),
     metricsAddress: get('metrics-address'),
     resyncPeriodMs: durationFlag('--resync-period', get('resync-period')),
+    shutdownTimeoutMs: durationFlag('--shutdown-timeout', get('shutdown-timeout')),
     logLevel: get('log-level'),
     ...(get('kubeconfig') === '' ? {} : { kubeconfig: get('kubeconfig') }),
     discoveryEgress: {

@@ -9,7 +9,7 @@
  * exits non-zero, as client-go's leader election does, and a restart campaigns afresh).
  */
 import type { Logger } from 'pino';
-import { whenAborted } from '../kube/backoff.ts';
+import { settlesWithin, whenAborted } from '../kube/backoff.ts';
 import { Caches } from './caches.ts';
 import type { ControllerConfig } from './config.ts';
 import { EventRecorder } from './event-recorder.ts';
@@ -216,8 +216,14 @@ export class Manager {
     await this.#leadingStarted;
     this.#leading = false;
     clearInterval(this.#resync);
-    await this.#queue.shutdown();
-    await this.#discovery.stop();
+    const drained = Promise.all([this.#queue.shutdown(), this.#discovery.stop()]);
+    const timeoutMs = this.#o.config.shutdownTimeoutMs;
+    if (await settlesWithin(drained, timeoutMs)) return;
+    // A pass stuck on a slow API server must not hold the Lease until SIGKILL: cut off, it
+    // is redone by the next leader (every pass re-reads and applies the whole state).
+    this.#o.log.warn({ timeoutMs }, 'passes still running at the shutdown timeout: cut off');
+    this.#client.close();
+    await drained;
   }
 
   #enqueueAll(): void {

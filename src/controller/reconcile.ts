@@ -54,6 +54,7 @@ import {
   isProgressOnly,
   isProgressing,
 } from './progress-writes.ts';
+import { TransientFailures } from './transient-failures.ts';
 import { findCondition } from '../api/v1alpha1/conditions.ts';
 import type { Condition } from '../api/core-v1.ts';
 import type { DiscoveryService } from '../discovery/service.ts';
@@ -73,6 +74,8 @@ export interface ReconcilerOptions {
   /** Baselines, the discovery part of status, and the discovery schedule. */
   discovery: DiscoveryService;
   log: Logger;
+  /** A timeout or throttling is retried this long before status tells it (30 s if unset). */
+  transientGraceMs?: number;
 }
 
 /** What the apply and prune steps did. */
@@ -105,9 +108,11 @@ export class Reconciler {
   readonly #o: ReconcilerOptions;
   readonly #discoveryTokens: DiscoveryTokens;
   readonly #progress = new ProgressWrites(PROGRESS_WRITE_INTERVAL_MS);
+  readonly #transient: TransientFailures;
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
+    this.#transient = new TransientFailures(options.transientGraceMs ?? 30_000);
     this.#discoveryTokens = new DiscoveryTokens(
       options.client,
       options.caches.references.Secret.store,
@@ -120,6 +125,7 @@ export class Reconciler {
     if (server === undefined || server.metadata.deletionTimestamp !== undefined) {
       this.#o.discovery.forget(key);
       this.#progress.forget(key);
+      this.#transient.forget(key);
       return;
     }
     const log = this.#o.log.child({
@@ -135,7 +141,12 @@ export class Reconciler {
       withAppliedHash(obj as KubeObject),
     );
     const pass = await this.#apply(server, desired, log);
-    if (pass.failure === undefined) await this.#prune(server, desired, pass, log);
+    if (pass.failure === undefined) {
+      this.#transient.forget(key);
+      await this.#prune(server, desired, pass, log);
+    } else if (this.#transient.holdBack(key, pass.failure.err, Date.now())) {
+      throw pass.failure.err;
+    }
     const found = await this.#o.discovery.status(server, baseline, new Date());
     const observed = this.#observe(server, desired, pass, found.conditions[0]);
     this.#o.discovery.observe(server, observed.readiness.status === ConditionStatus.True);

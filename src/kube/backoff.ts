@@ -32,3 +32,17 @@ export function whenAborted(signal: AbortSignal): Promise<void> {
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
 }
+
+/** True when `work` settles (either way) within `ms`, false when the time runs out first. */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  const timeUp = new AbortController();
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([settled, delay(ms, false, { signal: timeUp.signal })]);
+  } finally {
+    timeUp.abort();
+  }
+}

@@ -7,6 +7,7 @@
  * watches) with the TLS material and auth headers of a ClientConfig (config.ts). See
  * docs/adr/0005-controller-runtime.md for why not @kubernetes/client-node's API clients.
  */
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
@@ -79,7 +80,10 @@ export interface KubeClient {
    * aborts (resolves) or the connection fails (rejects).
    */
   watch(req: WatchRequest, onEvent: (event: WatchEvent) => void): Promise<void>;
-  /** Closes idle keep-alive connections; call after every watch has been aborted. */
+  /**
+   * Cuts off the requests in flight (they reject), refuses new ones, and closes the
+   * connections; call after every watch has been aborted.
+   */
   close(): void;
 }
 
@@ -102,6 +106,26 @@ export class KubeApiError extends OperatorError {
 /** What went wrong, for a human: the API server's own message, else the error's. */
 export const errorText = (err: unknown): string =>
   err instanceof KubeApiError ? err.detail : err instanceof Error ? err.message : String(err);
+
+/** The API server sent nothing for a request's idle timeout (a loaded server, a lost packet). */
+export class NoAnswerError extends Error {}
+
+const TRANSIENT_STATUSES = new Set([429, 503, 504]);
+const TRANSIENT_REASONS = new Set(['ServerTimeout', 'Timeout', 'TooManyRequests']);
+const TRANSIENT_SOCKET_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * What a loaded or restarting API server answers, which a retry soon clears: timeouts,
+ * throttling, a dropped connection. Not an invalid object, a refusal, or a webhook's error.
+ */
+export function isTransient(err: unknown): boolean {
+  if (err instanceof KubeApiError) {
+    return TRANSIENT_STATUSES.has(err.status) || TRANSIENT_REASONS.has(err.reason);
+  }
+  if (err instanceof NoAnswerError) return true;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && TRANSIENT_SOCKET_CODES.has(code);
+}
 
 const hasStatus = (err: unknown, status: number): boolean =>
   err instanceof KubeApiError && err.status === status;
@@ -181,11 +205,15 @@ class HttpKubeClient implements KubeClient {
   readonly #config: ClientConfig;
   readonly #transport: Transport;
   readonly #options: ClientOptions;
+  /** Aborted by close(). Destroying the agents alone would spare requests queued for a socket. */
+  readonly #closing = new AbortController();
 
   constructor(config: ClientConfig, options: ClientOptions) {
     this.#config = config;
     this.#transport = transportFor(config, options);
     this.#options = options;
+    // One listener per request in flight, hundreds at a time: not a leak.
+    setMaxListeners(Infinity, this.#closing.signal);
   }
 
   /** Sends a request; resolves with the response head. Idle longer than `idleMs` fails it. */
@@ -209,7 +237,7 @@ class HttpKubeClient implements KubeClient {
         headers: { Accept: 'application/json', ...auth, ...o.headers },
       });
       req.setTimeout(o.idleMs, () =>
-        req.destroy(new Error(`${o.method} ${url.pathname}: no answer for ${o.idleMs} ms`)),
+        req.destroy(new NoAnswerError(`${o.method} ${url.pathname}: no answer for ${o.idleMs} ms`)),
       );
       req.once('response', (res) => resolve({ req, res }));
       // `on`, not `once`: a socket can fail again after the response arrived.
@@ -234,7 +262,10 @@ class HttpKubeClient implements KubeClient {
       path,
       headers,
       agent: this.#transport.agent,
-      signal: r.signal,
+      signal:
+        r.signal === undefined
+          ? this.#closing.signal
+          : AbortSignal.any([r.signal, this.#closing.signal]),
       idleMs: this.#options.requestTimeoutMs ?? 30_000,
       body,
     });
@@ -291,6 +322,7 @@ class HttpKubeClient implements KubeClient {
   }
 
   close(): void {
+    this.#closing.abort(new Error('the API client was closed'));
     this.#transport.agent.destroy();
     this.#transport.watchAgent.destroy();
   }

@@ -106,6 +106,12 @@ describe('helm template, defaults', () => {
     expect(config.resyncPeriodMs).toBe(600_000);
   });
 
+  it("ends a stopping leader's drain 10 s before the pod's grace period does", () => {
+    const grace = deploymentOf(objects).spec!.template.spec!.terminationGracePeriodSeconds!;
+    expect(grace).toBe(30);
+    expect(configOf(objects).shutdownTimeoutMs).toBe((grace - 10) * 1_000);
+  });
+
   it('grants the Lease by name, and only create without one', () => {
     expect(rulesOf(objects, 'Role', `${FULLNAME}-leader-election`)).toEqual([
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },

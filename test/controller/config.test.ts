@@ -10,6 +10,7 @@ describe('parseControllerConfig', () => {
       bridgeImage: 'mcp-operator:latest',
       metricsAddress: ':8080',
       resyncPeriodMs: 600_000,
+      shutdownTimeoutMs: 20_000,
       logLevel: 'info',
     });
     expect(config.leaderElection).toMatchObject({
@@ -53,6 +54,9 @@ describe('parseControllerConfig', () => {
   it('refuses bad values, naming the flag', () => {
     expect(() => parseControllerConfig(['--concurrency=0'], {})).toThrow(/--concurrency/);
     expect(() => parseControllerConfig(['--resync-period=10'], {})).toThrow(/--resync-period/);
+    expect(() => parseControllerConfig(['--shutdown-timeout=0s'], {})).toThrow(
+      /--shutdown-timeout/,
+    );
     expect(() => parseControllerConfig(['--leader-elect=maybe'], {})).toThrow(/--leader-elect/);
     expect(() => parseControllerConfig(['--image-pull-policy=Sometimes'], {})).toThrow(
       /--image-pull-policy/,

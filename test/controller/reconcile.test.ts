@@ -36,7 +36,7 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 
-async function reconcilerFor(spec: MCPServerSpec) {
+async function reconcilerFor(spec: MCPServerSpec, transientGraceMs?: number) {
   const types = [MCP_SERVER, ...Object.values(RENDERED_TYPES), POD, SECRET, CONFIG_MAP, EVENT];
   const client = new FakeClient(...new Set(types.map((type) => collectionPath(type, NAMESPACE))));
   client.create(collectionPath(MCP_SERVER, NAMESPACE), {
@@ -74,6 +74,7 @@ async function reconcilerFor(spec: MCPServerSpec) {
     pending: new PendingWrites(10_000),
     discovery,
     log,
+    ...(transientGraceMs === undefined ? {} : { transientGraceMs }),
   });
   return { client, caches, reconciler };
 }
@@ -132,5 +133,55 @@ describe('Reconciler', () => {
     const last = await reconciler.reconcile(KEY);
     expect(writesSince(after)).toEqual([]);
     expect(last).toBeUndefined();
+  });
+
+  describe('a failed apply', () => {
+    const spec: MCPServerSpec = {
+      image: 'node:24-slim',
+      transport: 'stdio',
+      command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
+      discovery: { enabled: false },
+    };
+    const applyDeployment = `PATCH ${collectionPath(RENDERED_TYPES.Deployment, NAMESPACE)}/everything`;
+    const statusWrite = `PATCH ${collectionPath(MCP_SERVER, NAMESPACE)}/everything/status`;
+    const eventPost = `POST ${collectionPath(EVENT, NAMESPACE)}`;
+    const readyOf = (client: FakeClient) =>
+      (
+        client.objects.get(collectionPath(MCP_SERVER, NAMESPACE))!.get('everything') as {
+          status?: { conditions?: { type: string; reason: string; message: string }[] };
+        }
+      ).status?.conditions?.find((c) => c.type === 'Ready');
+
+    // The in-memory client answers as a loaded API server would: a real one cannot be made to
+    // time out on one request at will.
+    it('retries a timeout quietly: no ApplyFailed status or Event, and the retry applies', async () => {
+      const { client, reconciler } = await reconcilerFor(spec);
+      client.failNext(applyDeployment, 1, 504, 'Timeout');
+      await expect(reconciler.reconcile(KEY)).rejects.toThrow(/Timeout/);
+      expect(client.requests).not.toContain(statusWrite);
+      expect(client.requests).not.toContain(eventPost);
+
+      await reconciler.reconcile(KEY);
+      expect(client.requests.filter((r) => r === applyDeployment)).toHaveLength(2);
+      expect(readyOf(client)?.reason).not.toBe('ApplyFailed');
+    });
+
+    it('tells a refused object at once, naming it', async () => {
+      const { client, reconciler } = await reconcilerFor(spec);
+      client.failNext(applyDeployment, 1, 422, 'Invalid');
+      await expect(reconciler.reconcile(KEY)).rejects.toThrow(/Invalid/);
+      await waitFor('the ApplyFailed Event', () =>
+        client.requests.includes(eventPost) ? true : undefined,
+      );
+      expect(readyOf(client)?.reason).toBe('ApplyFailed');
+      expect(readyOf(client)?.message).toContain('Deployment/everything');
+    });
+
+    it('tells a timeout that outlasts the grace period', async () => {
+      const { client, reconciler } = await reconcilerFor(spec, 0);
+      client.failNext(applyDeployment, 1, 429, 'TooManyRequests');
+      await expect(reconciler.reconcile(KEY)).rejects.toThrow(/TooManyRequests/);
+      expect(readyOf(client)).toMatchObject({ reason: 'ApplyFailed' });
+    });
   });
 });

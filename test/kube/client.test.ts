@@ -9,6 +9,7 @@ import {
   connect,
   isConflict,
   isNotFound,
+  isTransient,
   type KubeApiError,
   type KubeClient,
   type WatchEvent,
@@ -106,6 +107,49 @@ describe('KubeClient over HTTP', () => {
     await expect(c.request({ method: 'GET', path: '/slow' })).rejects.toThrow(
       /no answer for 200 ms/,
     );
+  });
+
+  it('tells what a retry may clear (timeouts, throttling) from what it will not', async () => {
+    const answers: Record<string, [number, string]> = {
+      '/throttled': [429, 'TooManyRequests'],
+      '/unavailable': [503, 'ServiceUnavailable'],
+      '/timeout': [504, 'Timeout'],
+      '/invalid': [422, 'Invalid'],
+      '/forbidden': [403, 'Forbidden'],
+      '/webhook': [500, 'InternalError'],
+    };
+    const c = await serve((req, _body, res) => {
+      const answer = answers[req.url ?? ''];
+      if (answer === undefined) return; // no answer at all
+      json(res, answer[0], { kind: 'Status', code: answer[0], reason: answer[1] });
+    });
+    const verdicts: Record<string, boolean> = {};
+    for (const path of [...Object.keys(answers), '/silent']) {
+      const err = await c.request({ method: 'GET', path }).catch((e: unknown) => e);
+      verdicts[path] = isTransient(err);
+    }
+    expect(verdicts).toEqual({
+      '/throttled': true,
+      '/unavailable': true,
+      '/timeout': true,
+      '/invalid': false,
+      '/forbidden': false,
+      '/webhook': false,
+      '/silent': true,
+    });
+  });
+
+  it('cuts off a request in flight on close, and sends none after it', async () => {
+    const seen: string[] = [];
+    const c = await serve((req) => seen.push(req.url ?? ''));
+    const inFlight = c.request({ method: 'PATCH', path: '/held', patchType: 'apply', body: {} });
+    await expect.poll(() => seen).toEqual(['/held']);
+    c.close();
+    await expect(inFlight).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(c.request({ method: 'GET', path: '/after' })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(seen).toEqual(['/held']);
   });
 
   it('streams watch events until the server ends the stream', async () => {

@@ -142,7 +142,7 @@ describe('Reflector', () => {
   it('retries a failing list with backoff until it succeeds', async () => {
     const client = new FakeClient(PATH);
     client.create(PATH, cm('a'));
-    client.failures.set(`GET ${PATH}`, 3);
+    client.failNext(`GET ${PATH}`, 3);
     const r = reflect(client);
     await r.reflector.waitForSync();
     expect(r.names()).toEqual(['a']);

@@ -63,11 +63,15 @@ export class FakeClient implements KubeClient {
   #compactedRv = 0;
   #watchers = new Set<Watcher>();
   #uid = 0;
-  /** Requests (method + path) that fail with 500 the next N times. */
-  readonly failures = new Map<string, number>();
+  /** Requests (method + path) that fail the next N times, and with what. */
+  readonly #failures = new Map<string, { times: number; status: number; reason: string }>();
 
   constructor(...collections: string[]) {
     for (const c of collections) this.objects.set(c, new Map());
+  }
+  /** `request` (method + path) fails the next `times` times with this status and reason. */
+  failNext(request: string, times: number, status = 500, reason = 'InternalError'): void {
+    this.#failures.set(request, { times, status, reason });
   }
 
   get resourceVersion(): number {
@@ -187,10 +191,10 @@ export class FakeClient implements KubeClient {
   #handle(req: ApiRequest): unknown {
     const request = `${req.method} ${req.path}`;
     this.requests.push(request);
-    const failuresLeft = this.failures.get(request) ?? 0;
-    if (failuresLeft > 0) {
-      this.failures.set(request, failuresLeft - 1);
-      fail(request, 500, 'InternalError');
+    const failure = this.#failures.get(request);
+    if (failure !== undefined && failure.times > 0) {
+      failure.times -= 1;
+      fail(request, failure.status, failure.reason);
     }
     if (this.objects.has(req.path)) {
       if (req.method === 'GET') return this.#list(req.path, req.query ?? {});
