@@ -24,14 +24,17 @@
  * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
  *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--servers-per-namespace=K]
- *     [--operator-flag=value ...] [N ...]
+ *     [--split-cpus] [--operator-flag=value ...] [N ...]
  *
  * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
+ * --split-cpus runs the control plane on one core and the operator and the bench on the other
+ * (bench/cpus.ts): the ratio then leaves out the operator's own CPU, as a worker node would.
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
  */
 import { readFile } from 'node:fs/promises';
+import { CLIENT_CPU, CONTROL_PLANE_CPU, cannotSplit, pin, pinnedLauncher } from './cpus.ts';
 import { loadavg } from 'node:os';
 import {
   Progress,
@@ -168,11 +171,30 @@ async function floor(
   }
 }
 
+/** The operator's launcher: its CPU, then its memory cgroup, each when asked for. */
+function launcherOf(node: { cgroup: MemoryCgroup | undefined; cpu: number | undefined }): {
+  launcher?: string[];
+} {
+  const launcher = [
+    ...(node.cpu === undefined ? [] : pinnedLauncher(node.cpu)),
+    ...(node.cgroup?.launcher ?? []),
+  ];
+  return launcher.length === 0 ? {} : { launcher };
+}
+
+/** Control plane on one core, the bench (and later the operator) on the other. */
+async function splitCpus(cluster: Cluster): Promise<void> {
+  const why = cannotSplit(cluster.components);
+  if (why !== undefined) throw new Error(`--split-cpus ${why}`);
+  await Promise.all(cluster.components.map(({ pid }) => pin(pid, CONTROL_PLANE_CPU)));
+  await pin(process.pid, CLIENT_CPU);
+}
+
 async function run(
   cluster: Cluster,
   n: number,
   flags: string[],
-  node: { cgroup: MemoryCgroup | undefined; options: string[] },
+  node: { cgroup: MemoryCgroup | undefined; options: string[]; cpu: number | undefined },
   perNamespace: number,
 ): Promise<Result> {
   const { client, kubeconfig } = cluster;
@@ -186,10 +208,7 @@ async function run(
     namespaces[0]!,
     [`--resync-period=${RESYNC}`, ...operatorScope(namespaces), ...flags],
     'operator',
-    {
-      nodeArgs: node.options,
-      ...(node.cgroup === undefined ? {} : { launcher: node.cgroup.launcher }),
-    },
+    { nodeArgs: node.options, ...launcherOf(node) },
   );
   const { url } = operator;
   try {
@@ -316,8 +335,12 @@ async function main(): Promise<void> {
   const noCgroup = '--no-cgroup';
   const nodeOptionsFlag = '--node-options=';
   const perNamespaceFlag = '--servers-per-namespace=';
+  const split = '--split-cpus';
   const benchFlag = (a: string) =>
-    a === noCgroup || a.startsWith(nodeOptionsFlag) || a.startsWith(perNamespaceFlag);
+    a === noCgroup ||
+    a === split ||
+    a.startsWith(nodeOptionsFlag) ||
+    a.startsWith(perNamespaceFlag);
   const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
   const nodeOptions =
     args
@@ -339,10 +362,14 @@ async function main(): Promise<void> {
   const where = cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`;
   process.stderr.write(`operator: ${where}\n`);
   const cluster = await benchCluster();
+  const cpu = args.includes(split) ? CLIENT_CPU : undefined;
   const results: Result[] = [];
   try {
-    for (const n of ns)
-      results.push(await run(cluster, n, flags, { cgroup, options: nodeOptions }, perNamespace(n)));
+    if (cpu !== undefined) await splitCpus(cluster);
+    for (const n of ns) {
+      const node = { cgroup, options: nodeOptions, cpu };
+      results.push(await run(cluster, n, flags, node, perNamespace(n)));
+    }
   } finally {
     await cluster.stop();
   }
@@ -350,7 +377,7 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(
-    `operator flags: ${flags.join(' ') || '(defaults)'}; ${describeChartOperator(await chartOperator(), nodeOptions)}; operator: ${where}; load average ${load}`,
+    `operator flags: ${flags.join(' ') || '(defaults)'}; ${describeChartOperator(await chartOperator(), nodeOptions)}; operator: ${where}; ${cpu === undefined ? 'cores shared' : `control plane on CPU ${CONTROL_PLANE_CPU}, operator and bench on CPU ${CLIENT_CPU}`}; load average ${load}`,
   );
   printSummary(results);
   printDetail(results);
