@@ -57,10 +57,24 @@ describe('ApplyMemo', () => {
 });
 
 /** `desired` as the API server would store it: with a uid and a resourceVersion. */
-const stored = <T extends KubeObject>(desired: T, resourceVersion: string): T => ({
+const stored = <T extends KubeObject>(desired: T, resourceVersion: string, uid = 'u-1'): T => ({
   ...structuredClone(desired),
-  metadata: { ...structuredClone(desired.metadata), uid: 'u-1', resourceVersion },
+  metadata: { ...structuredClone(desired.metadata), uid, resourceVersion },
 });
+
+/** A stored Service on which someone else set another port. */
+const portEdited = (desired: KubeObject, resourceVersion: string, uid?: string) => ({
+  ...stored(desired, resourceVersion, uid),
+  spec: { ports: [{ name: 'mcp', port: 9999 }], selector: { app: 'srv' } },
+});
+
+/** A memo that found the stored Service (resourceVersion 7) up to date. */
+function checkedOnce() {
+  const memo = new ApplyMemo();
+  const [desired] = memo.withHashes('ns/srv', [service(3000)]);
+  expect(memo.needsApply('ns/srv', desired!, stored(desired!, '7'))).toBe(false);
+  return { memo, desired: desired! };
+}
 
 describe('ApplyMemo.needsApply', () => {
   it('needs no apply for a live object that has what was rendered, pass after pass', () => {
@@ -73,14 +87,9 @@ describe('ApplyMemo.needsApply', () => {
   });
 
   it('needs an apply once someone changed a field we set, though our hash is still on it', () => {
-    const memo = new ApplyMemo();
-    const [desired] = memo.withHashes('ns/srv', [service(3000)]);
-    expect(memo.needsApply('ns/srv', desired!, stored(desired!, '7'))).toBe(false);
+    const { memo, desired } = checkedOnce();
 
-    const edited = stored(desired!, '8') as ReturnType<typeof service>;
-    edited.spec = { ports: [{ name: 'mcp', port: 9999 }], selector: { app: 'srv' } };
-
-    expect(memo.needsApply('ns/srv', desired!, edited)).toBe(true);
+    expect(memo.needsApply('ns/srv', desired, portEdited(desired, '8'))).toBe(true);
   });
 
   it('needs an apply when the rendering changed, and for an object not yet created', () => {
@@ -96,14 +105,8 @@ describe('ApplyMemo.needsApply', () => {
   });
 
   it('does not take a same-named successor at the same resourceVersion for the object it checked', () => {
-    const memo = new ApplyMemo();
-    const [desired] = memo.withHashes('ns/srv', [service(3000)]);
-    expect(memo.needsApply('ns/srv', desired!, stored(desired!, '7'))).toBe(false);
+    const { memo, desired } = checkedOnce();
 
-    const successor = stored(desired!, '7') as ReturnType<typeof service>;
-    successor.metadata.uid = 'u-2';
-    successor.spec = { ports: [{ name: 'mcp', port: 9999 }], selector: { app: 'srv' } };
-
-    expect(memo.needsApply('ns/srv', desired!, successor)).toBe(true);
+    expect(memo.needsApply('ns/srv', desired, portEdited(desired, '7', 'u-2'))).toBe(true);
   });
 });
