@@ -4,8 +4,9 @@
  * what the write sets off there), for
  * - the objects `render()` returns, POSTed as bench/floor.ts does, against applied with
  *   server-side apply as the operator does: first (the create) and again unchanged;
- * - what only an operator adds: the MCPServer itself (the user's create), its status applied,
- *   the discovery token Secret and an Event.
+ * - what only an operator adds: the MCPServer itself (the user's create), the discovery token
+ *   Secret, an Event, and its status, written each way the API offers and against copies of the
+ *   CRD with less validation (bench/status-writes.ts).
  * It splits bench:controller's gap to its floor into what the custom resource costs any operator
  * and what the operator's choice of requests costs.
  *
@@ -42,6 +43,13 @@ import {
   removeNamespace,
   sleep,
 } from './harness.ts';
+import {
+  crdVariantRequests,
+  installCrdVariants,
+  removeCrdVariants,
+  statusWriteRequests,
+  type Measured,
+} from './status-writes.ts';
 
 const CONCURRENCY = 32;
 /** The control plane counts as idle after two seconds in a row under this much CPU. */
@@ -67,8 +75,9 @@ async function untilIdle(cluster: Cluster): Promise<void> {
 async function costOf(
   cluster: Cluster,
   n: number,
-  requestOf: (i: number) => Request,
+  [, requestOf, prepare]: Measured,
 ): Promise<Record<string, number>> {
+  await prepare?.();
   await untilIdle(cluster);
   const before = await cpuByName(cluster.components);
   const indexes = Array.from({ length: n }, (_, i) => i);
@@ -109,8 +118,6 @@ const apply = (path: string, body: unknown): Request => ({
   query: { fieldManager: 'mcp-operator', force: true },
   body,
 });
-
-type Measured = [label: string, requestOf: (i: number) => Request];
 
 /** The requests the floor makes, and the same objects applied as the operator does. */
 function renderedRequests(namespace: string, server: StoredMCPServer, tag: string): Measured[] {
@@ -156,28 +163,6 @@ function serverRequests(namespace: string, server: StoredMCPServer, tag: string)
           spec: DEPLOYED_SPEC,
         },
       }),
-    ],
-    [
-      'MCPServer: status apply',
-      (i) =>
-        apply(objectPath(MCP_SERVER, namespace, name(i), 'status'), {
-          apiVersion: API_VERSION,
-          kind: KIND,
-          metadata: { name: name(i), namespace },
-          status: {
-            observedGeneration: 1,
-            conditions: [
-              {
-                type: 'Ready',
-                status: 'True',
-                reason: 'Available',
-                message: 'Deployment available',
-                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-                observedGeneration: 1,
-              },
-            ],
-          },
-        }),
     ],
     [
       'Secret (discovery token): POST',
@@ -243,6 +228,7 @@ async function main(): Promise<void> {
   const cluster = await benchCluster();
   const namespace = await createNamespace(cluster.client, 'api-cost');
   try {
+    await installCrdVariants(cluster.client);
     const server = await cluster.client.request<StoredMCPServer>({
       method: 'POST',
       path: collectionPath(MCP_SERVER, namespace),
@@ -251,22 +237,26 @@ async function main(): Promise<void> {
     });
     console.log(`${n} requests of each kind, ${CONCURRENCY} at a time; CPU ms per request`);
     console.log(
-      `${'request'.padEnd(36)}round  ${SHOWN.map((name) => name.padStart(24)).join('')}     load`,
+      `${'request'.padEnd(52)}round  ${SHOWN.map((name) => name.padStart(24)).join('')}     load`,
     );
     const print = (label: string, round: number, cost: Record<string, number>) => {
       const cells = SHOWN.map((name) => (cost[name] ?? 0).toFixed(2).padStart(24)).join('');
       console.log(
-        `${label.padEnd(36)}${String(round).padStart(5)}  ${cells}  ${loadavg()[0]!.toFixed(1).padStart(7)}`,
+        `${label.padEnd(52)}${String(round).padStart(5)}  ${cells}  ${loadavg()[0]!.toFixed(1).padStart(7)}`,
       );
     };
     const measure = async (round: number, measured: Measured[]) => {
-      for (const [label, requestOf] of measured)
-        print(label, round, await costOf(cluster, n, requestOf));
+      for (const entry of measured) print(entry[0], round, await costOf(cluster, n, entry));
     };
     for (let round = 1; round <= rounds; round++) {
       const tag = String(round);
       await measure(round, renderedRequests(namespace, server, tag));
       await measure(round, serverRequests(namespace, server, tag));
+      await measure(
+        round,
+        statusWriteRequests(cluster.client, namespace, n, tag, (i) => serverName(tag, i)),
+      );
+      await measure(round, crdVariantRequests(cluster.client, namespace, tag));
       const owners = await cluster.client.request<{ items: StoredMCPServer[] }>({
         method: 'GET',
         path: collectionPath(MCP_SERVER, namespace),
@@ -280,6 +270,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await removeNamespace(cluster.client, namespace).catch(() => {});
+    await removeCrdVariants(cluster.client).catch(() => {});
     await cluster.stop();
   }
 }

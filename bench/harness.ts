@@ -330,7 +330,7 @@ export async function benchCluster(): Promise<{
   };
 }
 
-const CRD: ResourceType = {
+export const CRD: ResourceType = {
   group: 'apiextensions.k8s.io',
   version: 'v1',
   kind: 'CustomResourceDefinition',
@@ -338,19 +338,26 @@ const CRD: ResourceType = {
   namespaced: false,
 };
 
-/** Applies the committed MCPServer CRD (server-side apply) and waits until it is served. */
-async function installCrd(client: KubeClient): Promise<void> {
-  const crd = load(await readFile(join(import.meta.dirname, '..', CRD_FILE), 'utf8'));
-  const path = objectPath(CRD, undefined, CRD_NAME);
+/**
+ * Applies a CRD (server-side apply), by default the committed MCPServer one, and waits until it
+ * is served.
+ */
+export async function installCrd(
+  client: KubeClient,
+  crd?: { metadata: { name: string } },
+): Promise<void> {
+  const name = crd?.metadata.name ?? CRD_NAME;
+  const body = crd ?? load(await readFile(join(import.meta.dirname, '..', CRD_FILE), 'utf8'));
+  const path = objectPath(CRD, undefined, name);
   await client.request({
     method: 'PATCH',
     patchType: 'apply',
     path,
     query: { fieldManager: 'mcp-operator-bench', force: true },
-    body: crd,
+    body,
   });
   await waitUntil(
-    `CRD ${CRD_NAME} Established`,
+    `CRD ${name} Established`,
     async () => {
       const live = await client.request<{ status?: { conditions?: Condition[] } }>({
         method: 'GET',

@@ -14,12 +14,8 @@ import type { Logger } from 'pino';
 import { FIELD_MANAGER, KIND } from '../api/names.ts';
 import { ConditionStatus, ConditionType, ReadyReason } from '../api/v1alpha1/conditions.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
-import {
-  APPLIED_HASH_ANNOTATION,
-  applyObject,
-  needsApply,
-  withAppliedHash,
-} from '../kube/apply.ts';
+import { APPLIED_HASH_ANNOTATION, applyObject } from '../kube/apply.ts';
+import { ApplyMemo } from './apply-memo.ts';
 import {
   BY_INSTANCE,
   BY_OWNER,
@@ -109,6 +105,7 @@ export class Reconciler {
   readonly #discoveryTokens: DiscoveryTokens;
   readonly #progress = new ProgressWrites(PROGRESS_WRITE_INTERVAL_MS);
   readonly #transient: TransientFailures;
+  readonly #memo = new ApplyMemo();
 
   constructor(options: ReconcilerOptions) {
     this.#o = options;
@@ -126,6 +123,7 @@ export class Reconciler {
       this.#o.discovery.forget(key);
       this.#progress.forget(key);
       this.#transient.forget(key);
+      this.#memo.forget(key);
       return;
     }
     const log = this.#o.log.child({
@@ -137,8 +135,9 @@ export class Reconciler {
       ...resolveReferences(server, this.#o.caches.references),
       ...(baseline.kind === 'tools' ? { approvedTools: baseline.tools } : {}),
     };
-    const desired = render(server, this.#o.renderOptions, resolved).map((obj) =>
-      withAppliedHash(obj as KubeObject),
+    const desired = this.#memo.withHashes(
+      key,
+      render(server, this.#o.renderOptions, resolved) as KubeObject[],
     );
     const pass = await this.#apply(server, desired, log);
     if (pass.failure === undefined) {
@@ -223,7 +222,7 @@ export class Reconciler {
     // Asked before needsApply too: a cache that caught up clears the entry.
     const caughtUp = live?.metadata.annotations?.[APPLIED_HASH_ANNOTATION] === hash;
     const wait = this.#o.pending.waitMs(pendingKey, hash, caughtUp);
-    if (!needsApply(obj, live)) return 'unchanged';
+    if (!this.#memo.needsApply(keyOf(server), obj, live)) return 'unchanged';
     if (wait !== undefined) return wait;
     try {
       await applyObject(this.#o.client, RENDERED_TYPES[kind], obj, FIELD_MANAGER);

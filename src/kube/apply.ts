@@ -37,10 +37,19 @@ function sortedKeys(_key: string, value: unknown): unknown {
  * server's four objects, measured), and a pass hashes them all each time.
  */
 export function withAppliedHash<T extends KubeObject>(desired: T): T {
-  const hash = createHash('sha256')
+  return withHash(desired, appliedHash(desired));
+}
+
+/** The hash `withAppliedHash` annotates `desired` with. */
+export function appliedHash(desired: KubeObject): string {
+  return createHash('sha256')
     .update(JSON.stringify(desired, sortedKeys))
     .digest('hex')
     .slice(0, 32);
+}
+
+/** `desired` annotated with `hash`, which must be its `appliedHash`. */
+export function withHash<T extends KubeObject>(desired: T, hash: string): T {
   const annotations = { ...desired.metadata.annotations, [APPLIED_HASH_ANNOTATION]: hash };
   return { ...desired, metadata: { ...desired.metadata, annotations } };
 }
