@@ -11,7 +11,8 @@
  *   bridge proxy  the bridge with --upstream in front of the same server serving HTTP itself,
  *               next to direct HTTP to it (`--only proxy` runs just these)
  *   relay floor  the least a node:http front can do (bench/relay-floor.ts): what is left of
- *               the gap to direct stdio once the bridge's own work is taken away
+ *               the gap to direct stdio once the bridge's own work is taken away; `relay floor
+ *               net` the same on node:net, `relay floor uWS` on uWebSockets.js (BENCH_UWS)
  *
  * It prints requests/s and p50/p99 latency of `tools/call` at 1, 16 and 128 concurrent
  * sessions (each session a closed loop of calls), the CPU time per call of the HTTP server
@@ -480,14 +481,21 @@ const supergateway = (command: string[]) =>
     'none',
   ]);
 
-/** The least a node:http front of a stdio server can do (bench/relay-floor.ts). */
-const relayFloor = (command: string[]) =>
-  httpTarget('relay floor', (port) => [
-    NODE,
-    root('bench/relay-floor.ts'),
-    String(port),
-    ...command,
+/**
+ * The least a front of a stdio server can do: on node:http (bench/relay-floor.ts), on node:net
+ * (relay-floor-net.ts), on uWebSockets.js (relay-floor-uws.ts, with BENCH_UWS set).
+ */
+function relayFloors(command: string[]): [string, () => Promise<Target>][] {
+  const fronts: [string, string][] = [
+    ['relay floor', 'relay-floor.ts'],
+    ['relay floor net', 'relay-floor-net.ts'],
+  ];
+  if (process.env.BENCH_UWS !== undefined) fronts.push(['relay floor uWS', 'relay-floor-uws.ts']);
+  return fronts.map(([name, script]) => [
+    name,
+    () => httpTarget(name, (port) => [NODE, root(`bench/${script}`), String(port), ...command]),
   ]);
+}
 
 const direct = (command: string[]): Target => ({
   name: 'direct stdio',
@@ -701,6 +709,8 @@ function printGoals(results: Map<string, Throughput>): void {
     const gateway = results.get(`supergateway/${sessions}`);
     for (const mode of [
       'relay floor',
+      'relay floor net',
+      'relay floor uWS',
       'bridge PerSession',
       'base PerSession',
       'bridge Shared',
@@ -748,7 +758,7 @@ async function main(): Promise<void> {
   const results = new Map<string, Throughput>();
   const makers: [string, () => Promise<Target> | Target][] = [
     ['direct stdio', () => direct(server)],
-    ['relay floor', () => relayFloor(server)],
+    ...relayFloors(server),
     ['bridge PerSession', () => bridge('PerSession', server)],
     ['bridge Shared', () => bridge('Shared', server)],
     ['bridge pod', () => pod(server)],

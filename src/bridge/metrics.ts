@@ -3,7 +3,8 @@
  * so two bridges in one test process do not collide).
  */
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestTallies } from './request-tallies.ts';
 import type { Outcome } from './upstream.ts';
 
 /**
@@ -40,8 +41,6 @@ export type RefusalBound = 'sessions' | 'session_bytes' | 'bridge_bytes';
 
 export interface BridgeMetrics {
   registry: Registry;
-  requests: Counter<'method' | 'outcome'>;
-  duration: Histogram<'method'>;
   childRestarts: Counter;
   policyDenials: Counter<'reason'>;
   /** Requests refused because a bound of the bridge was reached, by bound. */
@@ -107,19 +106,18 @@ export function createMetrics(): BridgeMetrics {
       this.set(feed.waiting());
     },
   });
-  const requests = new Counter({
-    name: 'mcp_bridge_requests_total',
-    help: 'JSON-RPC requests handled, by method and outcome (ok, error, timeout, cancelled, child_exit, refused).',
-    labelNames: ['method', 'outcome'] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'mcp_bridge_request_duration_seconds',
-    help: 'Time from a request reaching the bridge to its answer, by method.',
-    labelNames: ['method'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
-  });
+  const requests = new RequestTallies(
+    registry,
+    {
+      name: 'mcp_bridge_requests_total',
+      help: 'JSON-RPC requests handled, by method and outcome (ok, error, timeout, cancelled, child_exit, refused).',
+    },
+    {
+      name: 'mcp_bridge_request_duration_seconds',
+      help: 'Time from a request reaching the bridge to its answer, by method.',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    },
+  );
   const childRestarts = new Counter({
     name: 'mcp_bridge_child_restarts_total',
     help: 'MCP server processes that ended while a session was using them.',
@@ -147,8 +145,6 @@ export function createMetrics(): BridgeMetrics {
     registry,
     refusals,
     oauthRefusals,
-    requests,
-    duration,
     childRestarts,
     policyDenials,
     observe(next) {
@@ -158,9 +154,7 @@ export function createMetrics(): BridgeMetrics {
       feed = next;
     },
     requestDone(method, outcome, seconds) {
-      const label = methodLabel(method);
-      requests.inc({ method: label, outcome });
-      duration.observe({ method: label }, seconds);
+      requests.record(methodLabel(method), outcome, seconds);
     },
   };
 }
