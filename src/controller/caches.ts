@@ -21,6 +21,7 @@ import {
   LABEL_MANAGED_BY,
   LABEL_SNAPSHOT,
   MANAGED_BY,
+  SNAPSHOT_HASH_ANNOTATION,
 } from '../api/names.ts';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
 import { baselineReferences } from '../discovery/baseline.ts';
@@ -81,6 +82,33 @@ export function podFacts(pod: Pod): Pod {
       conditions: pod.status?.conditions,
       initContainerStatuses: containerFacts(pod.status?.initContainerStatuses),
       containerStatuses: containerFacts(pod.status?.containerStatuses),
+    },
+  };
+}
+
+/**
+ * What is read of a Secret or ConfigMap's metadata: its key and resourceVersion (the pod
+ * template checksum, baselines), its uid and controller (the discovery token Secret's owner)
+ * and, of a snapshot ConfigMap, the hash of its data (snapshot-writer.ts). Labels, other
+ * annotations and other owner references are not: every server's snapshot ConfigMap carries
+ * the operator's labels and annotations, which were two thirds of each cached entry.
+ */
+export function referenceFacts(object: KubeObject): KubeObject {
+  const { name, namespace, uid, resourceVersion, annotations } = object.metadata;
+  const controller = controllerOf(object);
+  const snapshotHash = annotations?.[SNAPSHOT_HASH_ANNOTATION];
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    metadata: {
+      name,
+      namespace,
+      uid,
+      resourceVersion,
+      ...(controller === undefined ? {} : { ownerReferences: [controller] }),
+      ...(snapshotHash === undefined
+        ? {}
+        : { annotations: { [SNAPSHOT_HASH_ANNOTATION]: snapshotHash } }),
     },
   };
 }
@@ -169,6 +197,7 @@ export class Caches {
         ...common,
         resource,
         metadataOnly: true,
+        transform: referenceFacts,
         onChange: ({ object }) => {
           // A Secret we own (the discovery token): deleted or edited, it is looked at again.
           const owner = resource === SECRET ? ownerKey(object) : undefined;
