@@ -36,6 +36,7 @@ export const LABEL_BOUNDS: Record<string, string> = {
   code: "the operator's error codes (`MCPOP_…`, [errors.md](errors.md)) and `UNEXPECTED`",
   verb: 'HTTP verbs, and `WATCH`',
   kind: 'the kinds the operator caches',
+  lane: "the work queue's lanes: `fast`, `normal`",
   method: 'the methods MCP defines; any other is `other`',
   outcome: '`ok`, `error`, `timeout`, `cancelled`, `child_exit`, `refused`',
   reason: 'the policy reasons (docs/bridge.md); the OAuth refusal reasons (docs/auth.md)',
@@ -51,7 +52,11 @@ export const LABEL_BOUNDS: Record<string, string> = {
 /** The operator's registry as its manager fills it: controller, discovery scheduler and results. */
 function operatorRegistry(): Registry {
   const controller = new ControllerMetrics();
-  controller.watch({ queueDepth: () => 0, managedObjects: () => ({}), isLeader: () => false });
+  controller.watch({
+    queueDepth: () => ({ fast: 0, normal: 0 }),
+    managedObjects: () => ({}),
+    isLeader: () => false,
+  });
   new ResultStore(controller.registry);
   new DiscoveryScheduler({
     registry: controller.registry,

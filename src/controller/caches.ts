@@ -12,6 +12,12 @@
  *   checksum of the servers that read them at start, so a changed Secret rolls the pods, and
  *   a changed baseline ConfigMap (spec.tools.approved.configMapRef) is read again. A Secret an
  *   MCPServer controls (its discovery token) maps to it. No Secret value is ever cached.
+ *
+ * Lanes (queue.ts): a change of a rendered object or a Pod is progress that already happened —
+ * above all a Deployment that became available, whose pass writes Ready — and takes the fast
+ * lane, so that it does not wait behind the first passes of thousands of new servers. A change
+ * of an MCPServer (its spec, or our own status write coming back) and of a referenced Secret or
+ * ConfigMap asks for work to be done, and takes the normal lane.
  */
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -27,6 +33,7 @@ import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
 import { baselineReferences } from '../discovery/baseline.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { Informer } from '../kube/informer.ts';
+import type { Lane } from '../kube/queue.ts';
 import type { Change } from '../kube/reflector.ts';
 import {
   CONFIG_MAP,
@@ -122,7 +129,7 @@ export interface CachesOptions {
   client: KubeClient;
   namespaces: readonly string[];
   log: Logger;
-  enqueue: (key: string) => void;
+  enqueue: (key: string, lane: Lane) => void;
 }
 
 /** `namespace/name` of the MCPServer that controls `obj`, if one does. */
@@ -148,7 +155,7 @@ export class Caches {
     const managed = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
     const toOwner = ({ object }: Change<KubeObject>) => {
       const key = ownerKey(object);
-      if (key !== undefined) o.enqueue(key);
+      if (key !== undefined) o.enqueue(key, 'fast');
     };
     this.servers = new Informer<StoredMCPServer>({
       ...common,
@@ -160,7 +167,7 @@ export class Caches {
           ),
       },
       onChange: ({ type, object }) => {
-        if (type !== 'deleted') o.enqueue(keyOf(object));
+        if (type !== 'deleted') o.enqueue(keyOf(object), 'normal');
       },
     });
     const rendered = (kind: RenderedKind) =>
@@ -189,7 +196,8 @@ export class Caches {
       },
       onChange: ({ object }) => {
         const instance = instanceOf(object);
-        if (instance !== undefined) o.enqueue(objectKey(object.metadata.namespace, instance));
+        if (instance !== undefined)
+          o.enqueue(objectKey(object.metadata.namespace, instance), 'fast');
       },
     });
     const reference = (resource: ResourceType) =>
@@ -201,13 +209,13 @@ export class Caches {
         onChange: ({ object }) => {
           // A Secret we own (the discovery token): deleted or edited, it is looked at again.
           const owner = resource === SECRET ? ownerKey(object) : undefined;
-          if (owner !== undefined) o.enqueue(owner);
+          if (owner !== undefined) o.enqueue(owner, 'normal');
           const key = referenceKey(
             object.metadata.namespace ?? '',
             `${resource.kind}/${object.metadata.name}`,
           );
           for (const server of this.servers.store.byIndex(BY_REFERENCE, key))
-            o.enqueue(keyOf(server));
+            o.enqueue(keyOf(server), 'normal');
         },
       });
     this.references = { Secret: reference(SECRET), ConfigMap: reference(CONFIG_MAP) };

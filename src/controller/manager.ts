@@ -94,8 +94,8 @@ export class Manager {
       client,
       namespaces: o.config.namespaces,
       log: o.log,
-      enqueue: (key) => {
-        if (this.#leading) this.#queue.add(key);
+      enqueue: (key, lane) => {
+        if (this.#leading) this.#queue.add(key, lane);
       },
     });
     const { servers, references } = this.#caches;

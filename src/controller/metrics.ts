@@ -4,10 +4,12 @@
  * guide: `mcp_operator_` prefix, `_total` counters, base units (seconds).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Lane } from '../kube/queue.ts';
 
 /** Read at scrape time from the running manager. */
 export interface GaugeSources {
-  queueDepth: () => number;
+  /** Keys waiting for a worker, by queue lane. */
+  queueDepth: () => Record<Lane, number>;
   /** Objects in the caches, by kind. */
   managedObjects: () => Record<string, number>;
   isLeader: () => boolean;
@@ -52,10 +54,11 @@ export class ControllerMetrics {
     const registers = [this.registry];
     new Gauge({
       name: 'mcp_operator_workqueue_depth',
-      help: 'MCPServer keys waiting for a worker.',
+      help: 'MCPServer keys waiting for a worker, by lane: fast (a rollout progressed) or normal (a change to act on).',
+      labelNames: ['lane'],
       registers,
       collect() {
-        this.set(sources.queueDepth());
+        for (const [lane, depth] of Object.entries(sources.queueDepth())) this.set({ lane }, depth);
       },
     });
     new Gauge({

@@ -17,7 +17,7 @@ describe('operator HTTP server', () => {
   it('serves liveness, readiness once synced, and the metrics', async () => {
     const metrics = new ControllerMetrics();
     metrics.watch({
-      queueDepth: () => 7,
+      queueDepth: () => ({ fast: 2, normal: 7 }),
       managedObjects: () => ({ Deployment: 3 }),
       isLeader: () => true,
     });
@@ -36,7 +36,8 @@ describe('operator HTTP server', () => {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
       const text = await (await fetch(`${server.url}/metrics`)).text();
       expect(text).toContain('mcp_operator_reconcile_total{result="success"} 1');
-      expect(text).toContain('mcp_operator_workqueue_depth 7');
+      expect(text).toContain('mcp_operator_workqueue_depth{lane="fast"} 2');
+      expect(text).toContain('mcp_operator_workqueue_depth{lane="normal"} 7');
       expect(text).toContain('mcp_operator_managed_objects{kind="Deployment"} 3');
       expect(text).toContain('mcp_operator_leader 1');
       expect(text).toContain('mcp_operator_process_resident_memory_bytes');

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue, type HandlerResult, type QueueOptions } from '../../src/kube/queue.ts';
+import {
+  FAST_KEYS_PER_NORMAL,
+  WorkQueue,
+  type HandlerResult,
+  type QueueOptions,
+} from '../../src/kube/queue.ts';
 
 /** A handler whose runs stay open until the test releases them. */
 function gatedHandler() {
@@ -45,7 +50,7 @@ describe('WorkQueue', () => {
     q.add('ns/a');
     q.add('ns/b');
     q.add('ns/a');
-    expect(q.depth).toBe(2);
+    expect(q.depth).toEqual({ fast: 0, normal: 2 });
     q.start();
     await h.releaseAll();
     await h.releaseAll();
@@ -79,7 +84,7 @@ describe('WorkQueue', () => {
     for (let i = 0; i < 10; i++) q.add(`ns/${i}`);
     await tick();
     expect(h.runs).toHaveLength(3);
-    expect(q.depth).toBe(7);
+    expect(q.depth).toEqual({ fast: 0, normal: 7 });
     while (h.runs.length < 10 || h.gates.length > 0) await h.releaseAll();
     expect(h.maxActive()).toBe(3);
     expect(new Set(h.runs).size).toBe(10);
@@ -151,6 +156,7 @@ describe('WorkQueue', () => {
     q.start();
     q.add('ns/a');
     q.add('ns/b');
+    q.add('ns/f', 'fast');
     q.addAfter('ns/c', 5);
     await tick();
     let stopped = false;
@@ -160,7 +166,99 @@ describe('WorkQueue', () => {
     await h.releaseAll();
     await stopping;
     q.add('ns/d');
+    q.add('ns/e', 'fast');
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(h.runs).toEqual(['ns/a']);
+  });
+});
+
+/** A handler that finishes at once and records the order of runs. */
+function recordingHandler(onRun: (key: string) => void = () => {}) {
+  const runs: string[] = [];
+  const handler = (key: string): Promise<void> => {
+    runs.push(key);
+    onRun(key);
+    return Promise.resolve();
+  };
+  return { runs, handler };
+}
+
+describe('WorkQueue lanes', () => {
+  it('hands out fast keys before normal keys that arrived earlier', async () => {
+    const h = recordingHandler();
+    const { q } = queue(h.handler, { concurrency: 1 });
+    q.add('ns/new-1');
+    q.add('ns/new-2');
+    q.add('ns/available-1', 'fast');
+    q.add('ns/available-2', 'fast');
+    expect(q.depth).toEqual({ fast: 2, normal: 2 });
+    q.start();
+    await tick();
+    expect(h.runs).toEqual(['ns/available-1', 'ns/available-2', 'ns/new-1', 'ns/new-2']);
+    await q.shutdown();
+  });
+
+  it('moves a waiting normal key to the fast lane, and keeps a fast key fast', async () => {
+    const h = recordingHandler();
+    const { q } = queue(h.handler, { concurrency: 1 });
+    q.add('ns/a');
+    q.add('ns/b');
+    q.add('ns/b', 'fast');
+    q.add('ns/c', 'fast');
+    q.add('ns/c');
+    expect(q.depth).toEqual({ fast: 2, normal: 1 });
+    q.start();
+    await tick();
+    expect(h.runs).toEqual(['ns/b', 'ns/c', 'ns/a']);
+    await q.shutdown();
+  });
+
+  it('serves a normal key within every FAST_KEYS_PER_NORMAL + 1 keys, however many fast keys come', async () => {
+    let fresh = 0;
+    const storm = recordingHandler(() => {
+      // Each run brings a new fast key: without the lane rule the normal keys would never run.
+      if (fresh < 5 * FAST_KEYS_PER_NORMAL) q.add(`ns/fast-${fresh++}`, 'fast');
+    });
+    const { q } = queue(storm.handler, { concurrency: 1 });
+    q.add('ns/new-1');
+    q.add('ns/new-2');
+    q.add(`ns/fast-${fresh++}`, 'fast');
+    q.start();
+    await tick();
+    expect(storm.runs.indexOf('ns/new-1')).toBe(FAST_KEYS_PER_NORMAL);
+    expect(storm.runs.indexOf('ns/new-2')).toBe(2 * FAST_KEYS_PER_NORMAL + 1);
+    expect(storm.runs).toHaveLength(fresh + 2);
+    await q.shutdown();
+  });
+
+  it('reruns a key added during its processing once, in the faster lane it was added to', async () => {
+    const h = gatedHandler();
+    const { q } = queue(h.handler, { concurrency: 1 });
+    q.start();
+    q.add('ns/a');
+    await tick();
+    q.add('ns/b');
+    q.add('ns/a');
+    q.add('ns/a', 'fast');
+    q.add('ns/a');
+    expect(q.depth).toEqual({ fast: 1, normal: 1 });
+    await h.releaseAll();
+    expect(h.runs).toEqual(['ns/a', 'ns/a']);
+    await h.releaseAll();
+    await h.releaseAll();
+    expect(h.runs).toEqual(['ns/a', 'ns/a', 'ns/b']);
+    await q.shutdown();
+  });
+
+  it('puts a delayed add in the normal lane, behind fast keys', async () => {
+    const h = recordingHandler();
+    const { q } = queue(h.handler, { concurrency: 1 });
+    q.addAfter('ns/retried', 5);
+    await expect.poll(() => q.depth, { timeout: 2000 }).toEqual({ fast: 0, normal: 1 });
+    q.add('ns/available', 'fast');
+    q.start();
+    await tick();
+    expect(h.runs).toEqual(['ns/available', 'ns/retried']);
+    await q.shutdown();
   });
 });
