@@ -11,9 +11,9 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { V1Deployment } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { FIELD_MANAGER, KIND } from '../api/names.ts';
+import { FIELD_MANAGER } from '../api/names.ts';
 import { ConditionStatus, ConditionType, ReadyReason } from '../api/v1alpha1/conditions.ts';
-import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
+import type { MCPServerStatus } from '../api/v1alpha1/mcpserver.ts';
 import { APPLIED_HASH_ANNOTATION, applyObject } from '../kube/apply.ts';
 import { ApplyMemo } from './apply-memo.ts';
 import {
@@ -25,7 +25,13 @@ import {
   type RenderedKind,
 } from './caches.ts';
 import type { EventRecorder } from './event-recorder.ts';
-import { errorText, isConflict, isNotFound, type KubeClient } from '../kube/client.ts';
+import {
+  errorText,
+  isConflict,
+  isNotFound,
+  type ApiRequest,
+  type KubeClient,
+} from '../kube/client.ts';
 import { keyOf, objectPath, type KubeObject } from '../kube/resources.ts';
 import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
 import type { PendingWrites } from './pending.ts';
@@ -96,6 +102,30 @@ const notReady = (reason: ReadyReason, message: string): Readiness => ({
 });
 
 const describe = (obj: KubeObject): string => `${obj.kind}/${obj.metadata.name}`;
+
+/**
+ * The write of `status` to the MCPServer `metadata` names, and to no other: the status
+ * subresource ignores every metadata field of a patch, the uid of an apply's body included, so
+ * the patch tests the uid itself (RFC 6902 `test`). A pass computed for a server deleted since
+ * then must fail rather than land on a successor of the same name.
+ */
+export function statusWrite(
+  metadata: { name: string; namespace: string; uid: string },
+  status: MCPServerStatus,
+): ApiRequest {
+  const { name, namespace, uid } = metadata;
+  return {
+    method: 'PATCH',
+    path: objectPath(MCP_SERVER, namespace, name, 'status'),
+    query: { fieldManager: FIELD_MANAGER },
+    patchType: 'json',
+    body: [
+      { op: 'test', path: '/metadata/uid', value: uid },
+      // `add` replaces a member that exists (RFC 6902 4.1): the whole status is ours.
+      { op: 'add', path: '/status', value: status },
+    ],
+  };
+}
 
 /** A rollout in progress is told in status at most this often per server (ProgressWrites). */
 const PROGRESS_WRITE_INTERVAL_MS = 5_000;
@@ -337,20 +367,7 @@ export class Reconciler {
     // Only reached when the cache differs from `next`: it has not caught up with it.
     const wait = this.#o.pending.waitMs(pendingKey, digest, false);
     if (wait !== undefined) return wait;
-    const { name, namespace, uid } = server.metadata;
-    await this.#o.client.request({
-      method: 'PATCH',
-      path: objectPath(MCP_SERVER, namespace, name, 'status'),
-      query: { fieldManager: FIELD_MANAGER, force: true },
-      patchType: 'apply',
-      // The uid makes the write fail rather than land on a same-named successor.
-      body: {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        metadata: { name, namespace, uid },
-        status: next,
-      },
-    });
+    await this.#o.client.request(statusWrite(server.metadata, next));
     this.#o.pending.record(pendingKey, digest);
     const ready = next.conditions[0]!;
     this.#progress.written(key, isProgressing(ready), Date.now());

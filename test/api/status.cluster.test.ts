@@ -2,11 +2,13 @@
  * Status writes against the real API server with the committed CRD: what happens to a write
  * with one field over its bound (the whole write is refused, Ready included, which is why the
  * operator bounds every server-provided text before writing), and the bounds the CRD now puts
- * on each field a server controls, with the API server's exact messages.
+ * on each field a server controls, with the API server's exact messages; and that the
+ * operator's own status write lands on the object it was computed for, never on a successor of
+ * the same name.
  */
 
 import { ApiException, CustomObjectsApi } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_GROUP, PLURAL } from '../../src/api/names.ts';
 import {
   API_VERSION,
@@ -14,6 +16,9 @@ import {
   type MCPServer,
   type MCPServerStatus,
 } from '../../src/api/v1alpha1/mcpserver.ts';
+import { statusWrite } from '../../src/controller/reconcile.ts';
+import { connect } from '../../src/kube/client.ts';
+import { loadClientConfig } from '../../src/kube/config.ts';
 import { kubeConfig, useNamespace } from '../cluster/testing.ts';
 import { installCrd } from './install-crd.ts';
 
@@ -133,5 +138,50 @@ describe('the bounds on what a server controls', () => {
     };
     expect(await writeStatus(status)).toEqual([]);
     expect((await read()).status).toMatchObject(status);
+  });
+});
+
+describe("the operator's status write", () => {
+  const create = (name: string) =>
+    api.createNamespacedCustomObject({
+      ...target,
+      namespace: ns.name,
+      body: {
+        apiVersion: API_VERSION,
+        kind: 'MCPServer',
+        metadata: { name },
+        spec: { url: 'https://mcp.example.com/mcp' },
+      },
+    }) as Promise<MCPServer>;
+
+  it('fails on a same-named successor of the server it was computed for', async () => {
+    const client = connect(await loadClientConfig({ kubeconfig: inject('kubeconfig'), env: {} }));
+    try {
+      const first = await create('replaced');
+      const computedFor = {
+        name: 'replaced',
+        namespace: ns.name,
+        uid: first.metadata.uid!,
+      };
+      await client.request(
+        statusWrite(computedFor, { observedGeneration: 1, conditions: [READY] }),
+      );
+      await api.deleteNamespacedCustomObject({ ...target, namespace: ns.name, name: 'replaced' });
+      const successor = await create('replaced');
+
+      const late = client.request(
+        statusWrite(computedFor, { observedGeneration: 1, conditions: [READY] }),
+      );
+      await expect(late).rejects.toMatchObject({ status: 422 });
+      const now = (await api.getNamespacedCustomObject({
+        ...target,
+        namespace: ns.name,
+        name: 'replaced',
+      })) as MCPServer;
+      expect(now.metadata?.uid).toBe(successor.metadata.uid);
+      expect(now.status).toBeUndefined();
+    } finally {
+      client.close();
+    }
   });
 });

@@ -53,6 +53,7 @@ function merge(live: unknown, applied: unknown): unknown {
 }
 
 type Stored = KubeObject & { spec?: unknown; status?: unknown };
+type JsonPatch = { op: 'test' | 'add'; path: string; value: unknown }[];
 
 export class FakeClient implements KubeClient {
   readonly objects = new Map<string, Map<string, KubeObject>>();
@@ -203,6 +204,9 @@ export class FakeClient implements KubeClient {
     if (req.method === 'PATCH' && req.patchType === 'apply') {
       return clone(this.#apply(request, req.path, req.body as Stored));
     }
+    if (req.method === 'PATCH' && req.patchType === 'json') {
+      return clone(this.#statusJsonPatch(request, req.path, req.body as JsonPatch));
+    }
     const slash = req.path.lastIndexOf('/');
     const collection = req.path.slice(0, slash);
     const name = req.path.slice(slash + 1);
@@ -244,6 +248,29 @@ export class FakeClient implements KubeClient {
     if (!isDeepStrictEqual(merged.spec, current.spec)) {
       merged.metadata.generation = (current.metadata.generation ?? 0) + 1;
     }
+    return this.#write(collection, merged, 'MODIFIED');
+  }
+
+  /** A JSON Patch (RFC 6902) of `test` and `add` on a status subresource, as status writes are. */
+  #statusJsonPatch(request: string, path: string, ops: JsonPatch): KubeObject {
+    if (!path.endsWith('/status')) return fail(request, 415, 'UnsupportedMediaType');
+    const objectPath = path.slice(0, -'/status'.length);
+    const slash = objectPath.lastIndexOf('/');
+    const collection = objectPath.slice(0, slash);
+    const current: Stored =
+      this.#collection(collection).get(objectPath.slice(slash + 1)) ??
+      fail(request, 404, 'NotFound');
+    const patched = clone(current) as unknown as Record<string, unknown>;
+    for (const { op, path: pointer, value } of ops) {
+      const keys = pointer.split('/').slice(1);
+      const last = keys.pop() ?? '';
+      const parent = keys.reduce((obj, key) => obj[key] as Record<string, unknown>, patched);
+      if (op === 'test' && !isDeepStrictEqual(parent[last], value)) fail(request, 422, 'Invalid');
+      else if (op === 'add') parent[last] = clone(value);
+    }
+    // The subresource takes status alone.
+    const merged = { ...clone(current), status: patched['status'] } as Stored;
+    if (isDeepStrictEqual(merged, current)) return current;
     return this.#write(collection, merged, 'MODIFIED');
   }
 
