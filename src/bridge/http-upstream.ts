@@ -173,6 +173,15 @@ class HttpSessionTransport extends BaseTransport {
   #protocolVersion: string | undefined;
   #listening = false;
   #closing: Promise<void> | undefined;
+  /**
+   * Settles when every notification and response sent so far has been taken by the server,
+   * and what follows waits for it. Each message is its own POST, and a server handles two
+   * POSTs in any order: a request could overtake the client's `notifications/initialized`,
+   * and reach a server that registers tools for the client's capabilities once initialized.
+   * Requests do not hold what follows: their POSTs last until they are answered.
+   */
+  #delivered: Promise<void> = Promise.resolve();
+  #undelivered = 0;
 
   constructor(options: HttpUpstreamOptions, dispatcher: Dispatcher, label: string) {
     super();
@@ -191,7 +200,15 @@ class HttpSessionTransport extends BaseTransport {
     } else if (isRequest(message) && message.method === 'tools/list') {
       this.#listingTools.add(idKey(message.id));
     }
-    void this.#post(message, body, () => account?.give(body.length));
+    const post = () => this.#post(message, body, () => account?.give(body.length));
+    if (isRequest(message)) {
+      void (this.#undelivered === 0 ? post() : this.#delivered.then(post));
+      return;
+    }
+    this.#undelivered += 1;
+    this.#delivered = this.#delivered.then(post).finally(() => {
+      this.#undelivered -= 1;
+    });
   }
 
   /** The same promise to every caller: the bridge closes a session's upstream and then all. */

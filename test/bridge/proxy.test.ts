@@ -244,8 +244,11 @@ describe('proxy mode in front of a real HTTP server', () => {
 });
 
 describe('proxy mode in front of a misbehaving HTTP server', () => {
-  async function fixture(options: { requestTimeoutMs?: number } = {}) {
-    const server = await startHostileServer();
+  async function fixture(
+    options: { requestTimeoutMs?: number } = {},
+    serverOptions: { notificationDelayMs?: number } = {},
+  ) {
+    const server = await startHostileServer(serverOptions);
     const bridge = await startTestBridge({
       upstream: server.url,
       maxMessageBytes: 1024 * 1024,
@@ -253,6 +256,21 @@ describe('proxy mode in front of a misbehaving HTTP server', () => {
     });
     return { server, bridge, [Symbol.asyncDispose]: () => server.close() };
   }
+
+  it('lets no request overtake the notification sent before it, though each is its own POST', async () => {
+    await using setup = await fixture({}, { notificationDelayMs: 300 });
+    const { bridge, server } = setup;
+    const client = await connect(bridge.url);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe(
+      'after',
+    );
+    const bodies = (part: string) => server.seen.filter((seen) => seen.body?.includes(part));
+    const [initialized] = bodies('notifications/initialized');
+    const [call] = bodies('"tools/call"');
+    expect(initialized?.answeredAt).toBeDefined();
+    expect(call!.at).toBeGreaterThanOrEqual(initialized!.answeredAt!);
+    await client.close();
+  });
 
   it.each([
     ['garbage', -32603, /could not be read \(not a JSON-RPC response to this request, 22 bytes\)/],
