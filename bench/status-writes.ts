@@ -6,7 +6,8 @@
  *
  * Status, as the operator writes it: a first write (Progressing, the first rollout) and a change
  * (Available), each on fresh servers per kind of write:
- * - server-side apply, as the operator does (field manager, force);
+ * - the operator's own write (`statusWrite`): a JSON Patch that tests the uid, then sets status;
+ * - server-side apply, as the operator did before (field manager, force);
  * - a JSON merge patch of the status subresource (RFC 7386);
  * - an update (PUT) of the status subresource with the resourceVersion last read, which the API
  *   server refuses with 409 Conflict when the object changed since (optimistic concurrency).
@@ -18,9 +19,11 @@
 import { API_GROUP, KIND, PLURAL } from '../src/api/names.ts';
 import { crd, type JsonSchema } from '../src/api/crd.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../src/api/v1alpha1/stored.ts';
-import { VERSION } from '../src/api/v1alpha1/mcpserver.ts';
+import { VERSION, type MCPServerStatus } from '../src/api/v1alpha1/mcpserver.ts';
+import { ConditionStatus } from '../src/api/v1alpha1/conditions.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { collectionPath, objectPath, type ResourceType } from '../src/kube/resources.ts';
+import { statusWrite } from '../src/controller/reconcile.ts';
 import { CRD, DEPLOYED_SPEC, installCrd, pool } from './harness.ts';
 
 type Request = Parameters<KubeClient['request']>[0];
@@ -112,13 +115,13 @@ export async function removeCrdVariants(client: KubeClient): Promise<void> {
 }
 
 /** The status the operator writes for a deployed server: Progressing first, then Available. */
-function statusOf(namespace: string, name: string, available: boolean) {
+function statusOf(namespace: string, name: string, available: boolean): MCPServerStatus {
   return {
     observedGeneration: 1,
     conditions: [
       {
         type: 'Ready',
-        status: available ? 'True' : 'False',
+        status: available ? ConditionStatus.True : ConditionStatus.False,
         reason: available ? 'Available' : 'Progressing',
         message: available ? 'Deployment available' : 'Waiting for the rollout to start',
         lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
@@ -158,19 +161,23 @@ export function createUnmeasured(
 function statusRequests(
   client: KubeClient,
   namespace: string,
-  way: 'apply' | 'merge patch' | 'update',
+  way: 'apply' | 'merge patch' | 'update' | 'uid-tested JSON patch',
   nameOf: (i: number) => string,
   resource: ResourceType = MCP_SERVER,
   what = 'MCPServer',
 ): Measured[] {
   const resourceVersions = new Map<string, string>();
+  const uids = new Map<string, string>();
   const apiVersion = `${resource.group}/${VERSION}`;
   const readVersions = async () => {
     const list = await client.request<{ items: StoredMCPServer[] }>({
       method: 'GET',
       path: collectionPath(resource, namespace),
     });
-    for (const s of list.items) resourceVersions.set(s.metadata.name, s.metadata.resourceVersion!);
+    for (const s of list.items) {
+      resourceVersions.set(s.metadata.name, s.metadata.resourceVersion!);
+      uids.set(s.metadata.name, s.metadata.uid);
+    }
   };
   const write =
     (available: boolean) =>
@@ -186,6 +193,9 @@ function statusRequests(
           query: { fieldManager: 'mcp-operator', force: true },
           body: { apiVersion, kind: KIND, metadata: { name, namespace }, status },
         };
+      }
+      if (way === 'uid-tested JSON patch') {
+        return statusWrite({ name, namespace, uid: uids.get(name) ?? '' }, status);
       }
       if (way === 'merge patch') {
         return {
@@ -209,7 +219,7 @@ function statusRequests(
         },
       };
     };
-  const prepare = way === 'update' ? readVersions : undefined;
+  const prepare = way === 'update' || way === 'uid-tested JSON patch' ? readVersions : undefined;
   return [
     [`${what}: status ${way}, first`, write(false), prepare],
     [`${what}: status ${way}, change`, write(true), prepare],
@@ -241,6 +251,7 @@ export function statusWriteRequests(
     ...statusRequests(client, namespace, 'apply', applyNameOf),
     ...created('sm', statusRequests(client, namespace, 'merge patch', setOf('sm'))),
     ...created('su', statusRequests(client, namespace, 'update', setOf('su'))),
+    ...created('sj', statusRequests(client, namespace, 'uid-tested JSON patch', setOf('sj'))),
   ];
 }
 
