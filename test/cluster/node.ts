@@ -57,6 +57,7 @@ export const PAUSE_IMAGE = 'mcp-operator-test/pause:3.10';
 /** containerd's namespace for everything the kubelet runs. */
 const CRI_NAMESPACE = 'k8s.io';
 const STARTUP_TIMEOUT_MS = 120_000;
+const KUBELET_RESTARTS = 2;
 const CLUSTER_DOMAIN = 'cluster.local';
 
 export interface RealNodeOptions {
@@ -171,8 +172,7 @@ export class RealNode {
     await this.#startContainerd();
     await this.#ensurePauseImage();
     await this.#startCoreDns(ports.dnsReady, ports.dnsHealth);
-    await this.#startKubelet(kubeletKubeconfig, ports.kubelet, ports.kubeletHealthz);
-    await this.#waitNodeReady();
+    await this.#startKubeletUntilReady(kubeletKubeconfig, ports.kubelet, ports.kubeletHealthz);
     // kube-proxy reads its node's addresses at start, so it comes once the kubelet registered it.
     await this.#startKubeProxy(proxyKubeconfig, ports.proxyHealthz, ports.proxyMetrics);
     log(`real node ${REAL_NODE_NAME} Ready after ${((Date.now() - started) / 1000).toFixed(1)}s`);
@@ -366,7 +366,39 @@ export class RealNode {
     );
   }
 
-  async #startKubelet(kubeconfig: string, port: number, healthPort: number): Promise<void> {
+  /**
+   * The kubelet of the pinned release can die at start on a data race of its own (`fatal error:
+   * concurrent map iteration and map write` in the container manager's capacity, while the node
+   * is first registered). A node's service manager restarts it; so does this, a bounded number of
+   * times, and only when the kubelet is what died.
+   */
+  async #startKubeletUntilReady(
+    kubeconfig: string,
+    port: number,
+    healthPort: number,
+  ): Promise<void> {
+    for (let restarts = 0; ; restarts++) {
+      const kubelet = await this.#startKubelet(kubeconfig, port, healthPort);
+      try {
+        await this.#waitNodeReady();
+        return;
+      } catch (error) {
+        const othersAlive = this.#processes.every((p) => p === kubelet || p.exit === undefined);
+        if (kubelet.exit === undefined || !othersAlive || restarts === KUBELET_RESTARTS)
+          throw error;
+        this.#options.log(
+          `kubelet exited during startup (code ${kubelet.exit.code}, signal ${kubelet.exit.signal}); restarting it`,
+        );
+        this.#processes.splice(this.#processes.indexOf(kubelet), 1);
+      }
+    }
+  }
+
+  async #startKubelet(
+    kubeconfig: string,
+    port: number,
+    healthPort: number,
+  ): Promise<ManagedProcess> {
     const { dir } = this.#options;
     const { pki } = this.#requireJoin();
     const config = join(dir, 'kubelet.yaml');
@@ -409,7 +441,7 @@ export class RealNode {
         resolvConf: '/etc/resolv.conf',
       }),
     );
-    this.#start('kubelet', this.#options.binaries.kubelet, [
+    return this.#start('kubelet', this.#options.binaries.kubelet, [
       `--config=${config}`,
       `--kubeconfig=${kubeconfig}`,
       `--root-dir=${join(dir, 'kubelet')}`,
