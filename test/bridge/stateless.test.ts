@@ -128,7 +128,9 @@ describe('2026-07-28 clients', () => {
   it('takes a child that never answers server/discover for one of the handshake era, once the request times out', async () => {
     const bridge = await startTestBridge({
       command: SERVERS.misbehaving('--ignore', 'server/discover'),
-      requestTimeoutMs: 1_000,
+      // The same bound then covers the child's start and its answer to initialize: room for a
+      // loaded machine, where Node alone takes over a second to start.
+      requestTimeoutMs: 3_000,
     });
     const call = () =>
       modern(bridge.url, {
