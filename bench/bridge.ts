@@ -29,9 +29,9 @@
  *                        [--base <cli.ts of another build>]
  *
  * --base measures another build of the bridge (an unpacked `git archive` of a commit, say) as
- * rows `base PerSession` and `base Shared`, each next to the same row of this build, in turn
- * after and before it: a change is judged against the build before it in the same run, under
- * the same load.
+ * rows `base PerSession`, `base Shared` and `base pod` (that build's bridge and supervisor.sh),
+ * each next to the same row of this build, in turn after and before it: a change is judged
+ * against the build before it in the same run, under the same load.
  *
  * BENCH_BRIDGE_NODE_OPTIONS is passed to the bridge processes (e.g. `--cpu-prof`); with
  * BENCH_BRIDGE_OUTPUT (a file) their stdout and stderr are appended there (e.g. `--trace-gc`).
@@ -57,7 +57,7 @@ import { once } from 'node:events';
 import { openSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
@@ -395,11 +395,12 @@ function withBase(
 ): [string, () => Promise<Target> | Target][] {
   if (BASE_CLI === undefined) return makers;
   return makers.flatMap((maker) => {
-    const mode = /^bridge (PerSession|Shared)$/.exec(maker[0])?.[1];
+    const mode = /^bridge (PerSession|Shared|pod)$/.exec(maker[0])?.[1];
     if (mode === undefined) return [maker];
     const base: [string, () => Promise<Target>] = [
       `base ${mode}`,
-      () => baseBridge(mode, server, BASE_CLI),
+      () =>
+        mode === 'pod' ? pod(server, 'base pod', BASE_CLI) : baseBridge(mode, server, BASE_CLI),
     ];
     return level % 2 === 0 ? [maker, base] : [base, maker];
   });
@@ -429,13 +430,13 @@ async function forwarded(command: string[]): Promise<Target> {
 /**
  * The pod's two containers as local processes: the server command under supervisor.sh (run by
  * the static busybox, as the server container does) and the bridge in pod mode, sharing a
- * directory as they share the emptyDir.
+ * directory as they share the emptyDir. Both of the build whose entry point is `cli`.
  */
-async function pod(command: string[]): Promise<Target> {
+async function pod(command: string[], name = 'bridge pod', cli = CLI): Promise<Target> {
   const assets = await mkdtemp(join(tmpdir(), 'bench-assets-'));
   const dir = await mkdtemp(join(tmpdir(), 'bench-emptydir-'));
   await copyFile(process.env.BENCH_BUSYBOX ?? '/bin/busybox', join(assets, BUSYBOX_FILE));
-  await copyFile(root('src/bridge/supervisor.sh'), join(assets, SUPERVISOR_FILE));
+  await copyFile(join(dirname(cli), 'bridge', SUPERVISOR_FILE), join(assets, SUPERVISOR_FILE));
   await installBridgeFiles(assets, dir);
   const [program, ...args] = supervisedCommand(command.slice(0, 1), command.slice(1), dir);
   // Its own process group, so stopping it reaches every server it started.
@@ -453,10 +454,11 @@ async function pod(command: string[]): Promise<Target> {
     });
     void exited.then(() => reject(new Error(`the supervisor exited: ${log}`)));
   });
-  const target = await bridge('PerSession', [], ['--supervisor-dir', dir]);
+  const target = await httpTarget(name, (port) =>
+    bridgeArgv(port, ['--session-mode', 'PerSession', '--supervisor-dir', dir], cli),
+  );
   return {
     ...target,
-    name: 'bridge pod',
     async stop() {
       await target.stop();
       process.kill(-supervisor.pid!, 'SIGTERM');
@@ -716,6 +718,7 @@ function printGoals(results: Map<string, Throughput>): void {
       'bridge Shared',
       'base Shared',
       'bridge pod',
+      'base pod',
     ]) {
       const own = results.get(`${mode}/${sessions}`);
       if (own === undefined || direct === undefined) continue;

@@ -199,13 +199,7 @@ resolved() {
 # cache (npx_package) or from an environment uv made (uvx_package). Only what the child's
 # processes point at is read, never the command.
 package_of_group() {
-  for p in $("$bb" ls /proc); do
-    case $p in '' | *[!0-9]*) continue ;; esac
-    { read -r stat <"/proc/$p/stat"; } 2>/dev/null || continue
-    # After the command name in parentheses: state, parent, process group.
-    # shellcheck disable=SC2086 # split on purpose; set -f: no globbing
-    set -- ${stat##*) }
-    [ "${3-}" = "$group" ] || continue
+  for p in $(group_members "$1"); do
     found=$("$bb" tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | while IFS= read -r arg; do
       { npx_package "$arg" || uvx_package "$arg"; } && break
     done)
@@ -214,6 +208,22 @@ package_of_group() {
       return 0
     fi
   done
+}
+
+# The pids of the processes in group $1, from the first line of every /proc/<pid>/stat: after
+# the command name in parentheses come state, parent and process group (proc(5)). One `cat`
+# and one awk for all of them: ash's `read` takes a byte per system call, and this runs once
+# per session over every process of the container, so reading line by line made each start
+# cost tens of thousands of calls. `cat` goes on past a process that ended since the glob was
+# expanded; busybox awk would stop there.
+group_members() {
+  set +f
+  # shellcheck disable=SC2016 # an awk program, not shell
+  "$bb" cat /proc/[0-9]*/stat 2>/dev/null | "$bb" awk -v group="$1" '
+    { pid = $1 }
+    pid ~ /^[0-9]+$/ && sub(/.*\) /, "") && $3 == group { print pid }
+  '
+  set -f
 }
 
 # The package an argument under <cache>/_npx/<hash>/node_modules/ belongs to (npm starts a

@@ -8,7 +8,7 @@
  */
 
 import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeFeed } from '../../src/bridge/change-feed.ts';
@@ -278,6 +278,20 @@ describe('the package of a uv environment, as the supervisor reads it', () => {
     ]) {
       expect((await packageLineOf(await uvEnvironment({ metadata }))).line).toBe('\n');
     }
+  });
+
+  it('finds a process whose command name looks like the fields that follow it in /proc', async () => {
+    // proc(5): the name in /proc/<pid>/stat is in parentheses and may hold ") " itself. Cut at
+    // its first ") ", this one's process group would read as 1, and the process would be missed.
+    const [, script] = await uvEnvironment({ metadata: 'Name: time-server\nVersion: 1.0\n' });
+    const shell = join(dirname(script!), 'py) S 1 1 x');
+    await symlink('/bin/sh', shell);
+    await writeFile(
+      script!,
+      `printf '%s\\n' '{"jsonrpc":"2.0","method":"ready"}'\ncat >/dev/null\n`,
+    );
+    const { line } = await packageLineOf([shell, script!]);
+    expect(line).toBe('uvx time-server 1.0\n');
   });
 
   it('is nothing for an environment uv did not make, or a script no package declares', async () => {
