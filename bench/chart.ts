@@ -42,9 +42,18 @@ export function chartOperator(): Promise<ChartOperator> {
   return rendered;
 }
 
-/** How the operator runs, for a bench's header: the chart's environment and every Node flag. */
-export function describeChartOperator(chart: ChartOperator, extraNodeFlags: string[]): string {
-  const env = Object.entries(chart.env).map(([name, value]) => `${name}=${value}`);
+/**
+ * How the operator runs, for a bench's header: the chart's environment (with a bench's
+ * overrides) and every Node flag.
+ */
+export function describeChartOperator(
+  chart: ChartOperator,
+  extraNodeFlags: string[],
+  envOverrides: Record<string, string> = {},
+): string {
+  const env = Object.entries({ ...chart.env, ...envOverrides }).map(
+    ([name, value]) => `${name}=${value}`,
+  );
   const flags = [...chart.nodeFlags, ...extraNodeFlags];
   return `the chart's environment: ${env.join(' ') || 'none'}; Node flags: ${flags.join(' ') || 'none'}`;
 }

@@ -14,13 +14,14 @@
  * at its peak and after; between two N the growth per additional server.
  *
  *   node bench/discovery-operator.ts [--tools=100] [--processes=4] [--latency=<ms>]
- *     [--node-options=<flags> ...] [--cli=<entry point> ...] [--no-cgroup]
- *     [--heap-snapshot=<dir>] [N ...]   (default N: 1000)
+ *     [--node-options=<flags> ...] [--env=<NAME=value ...> ...] [--cli=<entry point> ...]
+ *     [--no-cgroup] [--heap-snapshot=<dir>] [N ...]   (default N: 1000)
  *
  * --latency delays each answer of the servers; --node-options adds Node flags to the
  * operator's (e.g. --max-semi-space-size=4, or --no-optimize-for-size to drop a flag of the
- * chart's); --cli runs another build of the operator (another checkout's dist/cli.js) instead
- * of this one's. Both may be given more than once: per N, each combination runs as its own
+ * chart's); --env sets environment variables over the chart's (e.g. MALLOC_ARENA_MAX=1); --cli
+ * runs another build of the operator (another checkout's dist/cli.js) instead of this one's.
+ * Each may be given more than once: per N, each combination runs as its own
  * operator, one after the other against the same cluster and servers, so that flag sets and
  * builds compare in one run under the same load. --no-cgroup runs it without the memory limit;
  * --heap-snapshot=<dir> has it write a heap snapshot there after the rounds (with --no-cgroup:
@@ -80,20 +81,39 @@ const snapshotOptions =
     ? []
     : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`];
 
-/** One way of running the operator: a build and the Node flags added to the chart's. */
+/**
+ * One way of running the operator: a build, the Node flags added to the chart's and the
+ * environment variables set over the chart's.
+ */
 interface Variant {
   cli: string | undefined;
   nodeOptions: string[];
+  env: Record<string, string>;
 }
 
 const flagSets = optionValues('node-options').map((flags) => flags.split(' ').filter(Boolean));
+const envSets = optionValues('env').map((assignments) =>
+  Object.fromEntries(
+    assignments
+      .split(' ')
+      .filter(Boolean)
+      .map((assignment) => {
+        const match = /^([A-Za-z_]\w*)=(.*)$/.exec(assignment);
+        if (match === null) throw new Error(`--env ${assignment}: expected NAME=value`);
+        return [match[1]!, match[2]!];
+      }),
+  ),
+);
 const variants: Variant[] = (
   optionValues('cli').length > 0 ? optionValues('cli') : [undefined]
 ).flatMap((cli) =>
-  (flagSets.length > 0 ? flagSets : [[]]).map((flags) => ({
-    cli,
-    nodeOptions: [...flags, ...snapshotOptions],
-  })),
+  (flagSets.length > 0 ? flagSets : [[]]).flatMap((flags) =>
+    (envSets.length > 0 ? envSets : [{}]).map((env) => ({
+      cli,
+      nodeOptions: [...flags, ...snapshotOptions],
+      env,
+    })),
+  ),
 );
 const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
 const CLIENT_CONCURRENCY = 32;
@@ -224,6 +244,7 @@ async function run(
   const probe = new MemoryProbe(join(tmpdir(), `${namespace}-memory.json`));
   const operator = await startOperatorProcess(kubeconfig, namespace, [], 'operator', {
     nodeArgs: [...variant.nodeOptions, ...probe.nodeArgs],
+    env: variant.env,
     ...(variant.cli === undefined ? {} : { cli: variant.cli }),
     ...(cgroup === undefined ? {} : { launcher: cgroup.launcher }),
   });
@@ -316,7 +337,7 @@ try {
 /** `operator 1: this checkout's build; the chart's environment: …; Node flags: …`. */
 function variantName(variant: Variant, index: number): string {
   const build = variant.cli ?? "this checkout's build";
-  return `operator ${index + 1}: ${build}; ${describeChartOperator(chart, variant.nodeOptions)}`;
+  return `operator ${index + 1}: ${build}; ${describeChartOperator(chart, variant.nodeOptions, variant.env)}`;
 }
 
 function print(r: Result, previous: Result | undefined): void {

@@ -451,20 +451,21 @@ export function builtCli(): Promise<string> {
 
 /**
  * `mcp-operator controller` (the build, see builtCli, or `node.cli`) watching `namespace`, without leader election unless `flags` turn
- * it on (later flags win), its log in a temp file; ready (caches synced) when it returns.
+ * it on (later flags win), its log in a temp file; ready (caches synced) when it returns. It
+ * gets the chart's Node flags and environment; `node.env` overrides the latter.
  */
 export async function startOperatorProcess(
   kubeconfig: string,
   namespace: string,
   flags: string[],
   name = 'operator',
-  node: Pick<OperatorOptions, 'nodeArgs' | 'launcher'> & { cli?: string } = {},
+  node: Pick<OperatorOptions, 'nodeArgs' | 'launcher' | 'env'> & { cli?: string } = {},
 ): Promise<RunningOperator> {
   const chart = await chartOperator();
   const operator = await OperatorProcess.start({
     ...node,
     nodeArgs: [...chart.nodeFlags, ...(node.nodeArgs ?? [])],
-    env: chart.env,
+    env: { ...chart.env, ...node.env },
     name: `${namespace}-${name}`,
     cli: node.cli ?? (await builtCli()),
     args: [`--namespaces=${namespace}`, '--no-leader-elect', ...flags],

@@ -12,6 +12,7 @@ import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
+import type { HeapSpaceInfo } from 'node:v8';
 
 const MIB = 1024 * 1024;
 
@@ -83,6 +84,8 @@ export interface MemorySample {
   heapUsed: number;
   /** V8's young generation (new_space and new_large_object_space), committed. */
   young: number;
+  /** V8's compiled code (code_space and code_large_object_space), committed. */
+  code: number;
   external: number;
   arrayBuffers: number;
   /** The V8 heap limit, from the flags or the cgroup. */
@@ -105,10 +108,9 @@ function probe(file: string): void {
   let peak: MemorySample | undefined;
   let generation = '';
   let written = true;
-  const young = () =>
-    v8
-      .getHeapSpaceStatistics()
-      .filter((space) => space.space_name.startsWith('new_'))
+  const committed = (spaces: HeapSpaceInfo[], prefix: string) =>
+    spaces
+      .filter((space) => space.space_name.startsWith(prefix))
       .reduce((total, space) => total + space.space_size, 0);
   setInterval(() => {
     if (peak !== undefined && process.memoryUsage.rss() <= peak.rss) return;
@@ -116,7 +118,10 @@ function probe(file: string): void {
     const heapLimit = v8.getHeapStatistics().heap_size_limit;
     const status = fs.readFileSync('/proc/self/status', 'utf8');
     const file = Number(/^RssFile:\s+(\d+) kB$/m.exec(status)?.[1] ?? 0) * 1024;
-    peak = { rss, heapTotal, heapUsed, young: young(), external, arrayBuffers, heapLimit, file };
+    const spaces = v8.getHeapSpaceStatistics();
+    const young = committed(spaces, 'new_');
+    const code = committed(spaces, 'code_');
+    peak = { rss, heapTotal, heapUsed, young, code, external, arrayBuffers, heapLimit, file };
     written = false;
   }, 100).unref();
   setInterval(() => {
@@ -166,12 +171,12 @@ export class MemoryProbe {
 }
 
 /**
- * `rss 120 = heap 60 (used 40, young 16) + external 5 (array buffers 2) + file-backed 50 +
+ * `rss 120 = heap 60 (used 40, young 16, code 3) + external 5 (array buffers 2) + file-backed 50 +
  * other native 5`, in MiB.
  */
 export function breakdown(sample: MemorySample | undefined): string {
   if (sample === undefined) return 'no sample';
   const mib = (bytes: number) => (bytes / MIB).toFixed(0);
   const other = sample.rss - sample.heapTotal - sample.external - sample.file;
-  return `rss ${mib(sample.rss)} = heap ${mib(sample.heapTotal)} (used ${mib(sample.heapUsed)}, young ${mib(sample.young)}) + external ${mib(sample.external)} (array buffers ${mib(sample.arrayBuffers)}) + file-backed ${mib(sample.file)} + other native ${mib(other)}; heap limit ${mib(sample.heapLimit)}`;
+  return `rss ${mib(sample.rss)} = heap ${mib(sample.heapTotal)} (used ${mib(sample.heapUsed)}, young ${mib(sample.young)}, code ${mib(sample.code)}) + external ${mib(sample.external)} (array buffers ${mib(sample.arrayBuffers)}) + file-backed ${mib(sample.file)} + other native ${mib(other)}; heap limit ${mib(sample.heapLimit)}`;
 }
