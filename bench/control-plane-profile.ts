@@ -152,6 +152,7 @@ const CATEGORIES: [name: string, pattern: RegExp][] = [
     /go\.etcd\.io\/etcd\/client|google\.golang\.org\/grpc|google\.golang\.org\/protobuf/,
   ],
   [
+    // The x509 authenticator verifies the client certificate's chain on every request.
     'authentication',
     /k8s\.io\/apiserver\/pkg\/authentication|plugin\/pkg\/auth\/authenticator|kubernetes\/pkg\/serviceaccount|filters\.[wW]ithAuthentication/,
   ],
@@ -194,8 +195,9 @@ const CATEGORIES: [name: string, pattern: RegExp][] = [
     /k8s\.io\/apiserver\/pkg\/(endpoints|server)\/filters|k8s\.io\/apiserver\/pkg\/server\b|k8s\.io\/apiserver\/pkg\/server\./,
   ],
   [
-    'HTTP/2, TLS, network',
-    /^golang\.org\/x\/net\/http2|^net\/http|^crypto\/tls|^net\.|^internal\/poll|^syscall\.|^crypto\/|^vendor\/golang\.org\/x\/crypto/,
+    // Not crypto/ as a whole: crypto/x509 under the x509 authenticator is authentication.
+    'HTTP/1.1, HTTP/2, TLS, network',
+    /^golang\.org\/x\/net\/http2|^net\/http|^crypto\/tls|^net\.|^internal\/poll|^syscall\./,
   ],
 ];
 
@@ -216,18 +218,20 @@ export function categoryOf(stack: readonly string[]): string {
  * The request handler a stack runs in, by verb, and whether for a custom resource (the
  * MCPServers, the only CRD of the bench's cluster). Frames are matched without their package:
  * the API server runs a write in a goroutine of its own (handlers/finisher), whose frames are
- * the handler's closures, named after the package that inlined them (the CRD handler's).
+ * the handler's closures, named after the package that inlined them (the CRD handler's). A
+ * watch's setup (until its first event) is told as a list: the API server serves both in one.
  * A write of a custom resource is told by any frame of apiextensions-apiserver (its handler, its
  * REST storage). Samples outside a handler (the HTTP/2 connection's framing and TLS, the watch
  * cache's dispatch, the Go runtime's collector) serve every request: see the categories.
  */
 const VERBS: [verb: string, pattern: RegExp][] = [
+  // Before list: ListResource serves a watch too, and calls serveWatch.
+  ['watch', /\(\*WatchServer\)|\bserveWatch|\(\*watchEncoder\)|\(\*watchEmbeddedEncoder\)/],
   ['create', /\b(CreateResource|CreateNamedResource|createHandler)\b/],
   ['patch', /\bPatchResource\b|\(\*patcher\)/],
   ['update', /\bUpdateResource\b/],
   ['get', /\b(GetResource|getResourceHandler)\b/],
   ['list', /\bListResource\b/],
-  ['watch', /\(\*WatchServer\)|\bserveWatch|\(\*watchEncoder\)|\(\*watchEmbeddedEncoder\)/],
   ['delete', /\b(DeleteResource|DeleteCollection)\b/],
 ];
 

@@ -64,7 +64,19 @@ describe('categoryOf', () => {
   });
 
   it('puts the connection’s TLS writes under HTTP/2 and TLS', () => {
-    expect(categoryOf(tls!)).toBe('HTTP/2, TLS, network');
+    expect(categoryOf(tls!)).toBe('HTTP/1.1, HTTP/2, TLS, network');
+  });
+
+  it('counts verifying a client certificate on a request as authentication, not TLS', () => {
+    expect(
+      categoryOf([
+        'crypto/ecdsa.VerifyASN1',
+        'crypto/x509.(*Certificate).Verify',
+        'k8s.io/apiserver/pkg/authentication/request/x509.(*Authenticator).AuthenticateRequest',
+        'k8s.io/apiserver/pkg/endpoints/filters.withAuthentication.func1',
+        'net/http.HandlerFunc.ServeHTTP',
+      ]),
+    ).toBe('authentication');
   });
 
   it('leaves a stack of generic packages alone as other', () => {
@@ -98,6 +110,16 @@ describe('handlerOf', () => {
         'k8s.io/apiextensions-apiserver/pkg/apiserver.(*crdHandler).serveResource.CreateResource.createHandler.func9.2',
       ]),
     ).toBe('create, custom resource');
+  });
+
+  it('tells a watch served by the list handler as a watch', () => {
+    expect(
+      handlerOf([
+        'k8s.io/apiserver/pkg/endpoints/handlers.(*watchEncoder).Encode',
+        'k8s.io/apiserver/pkg/endpoints/handlers.serveWatchHandler',
+        'k8s.io/apiserver/pkg/endpoints/handlers.ListResource.func1',
+      ]),
+    ).toBe('watch, built-in kind');
   });
 
   it('leaves the connection’s own work outside every handler', () => {
