@@ -221,7 +221,7 @@ export function categoryOf(stack: readonly string[]): string {
  * the handler's closures, named after the package that inlined them (the CRD handler's). A
  * watch's setup (until its first event) is told as a list: the API server serves both in one.
  * A write of a custom resource is told by any frame of apiextensions-apiserver (its handler, its
- * REST storage). Samples outside a handler (the HTTP/2 connection's framing and TLS, the watch
+ * REST storage). Samples outside requests (the HTTP/2 connection's framing and TLS, the watch
  * cache's dispatch, the Go runtime's collector) serve every request: see the categories.
  */
 const VERBS: [verb: string, pattern: RegExp][] = [
@@ -235,13 +235,28 @@ const VERBS: [verb: string, pattern: RegExp][] = [
   ['delete', /\b(DeleteResource|DeleteCollection)\b/],
 ];
 
-export const OUTSIDE_HANDLERS = 'outside request handlers';
+export const OUTSIDE_HANDLERS = 'outside requests';
+export const IN_FILTERS = 'a request, in its filters (no handler yet)';
+export const CUT = 'a request, stack cut before its handler';
+
+/**
+ * Go records at most 64 frames of a CPU sample's stack (runtime: maxCPUProfStack), the leaf's;
+ * the API server's handler chain is deeper than that, so a deep sample may have lost the frames
+ * that tell its handler.
+ */
+const MAX_FRAMES = 64;
+
+const FILTERS =
+  /k8s\.io\/apiserver\/pkg\/(server|endpoints)\/(filters|filterlatency)|handlers\/finisher/;
 
 export function handlerOf(stack: readonly string[]): string {
   const verb = VERBS.find(([, pattern]) => stack.some((frame) => pattern.test(frame)))?.[0];
-  if (verb === undefined) return OUTSIDE_HANDLERS;
-  const custom = stack.some((frame) => frame.includes('k8s.io/apiextensions-apiserver/'));
-  return `${verb}, ${custom ? 'custom resource' : 'built-in kind'}`;
+  if (verb !== undefined) {
+    const custom = stack.some((frame) => frame.includes('k8s.io/apiextensions-apiserver/'));
+    return `${verb}, ${custom ? 'custom resource' : 'built-in kind'}`;
+  }
+  if (stack.length >= MAX_FRAMES) return CUT;
+  return stack.some((frame) => FILTERS.test(frame)) ? IN_FILTERS : OUTSIDE_HANDLERS;
 }
 
 /** One stack of `go tool pprof -traces` and its CPU seconds. */
@@ -361,7 +376,8 @@ function table(
 
 /**
  * The report of a manifest's first two phases (floor, operator): per component, CPU ms per
- * server by category and, for the API server, by request handler; then what no category claimed.
+ * server by category and, for the API server, by request (verb and kind); then what no category
+ * claimed.
  */
 export async function profileReport(dir: string, top = 15): Promise<string[]> {
   const manifest = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8')) as ProfileManifest;
@@ -384,13 +400,9 @@ export async function profileReport(dir: string, top = 15): Promise<string[]> {
       `${component}: CPU ms per server (N=${manifest.n}); CPU ${phases[0]!.cpuSeconds.toFixed(1)} s floor, ${phases[1]!.cpuSeconds.toFixed(1)} s operator phase; profiles sampled ${coverage[0]}% / ${coverage[1]}% of it`,
       ...byCategory.lines,
     );
-    const byHandler = table('request handler', phases, manifest.n, handlerOf);
-    if (
-      byHandler.categorized.some((c) =>
-        [...c.byCategory.keys()].some((k) => k !== OUTSIDE_HANDLERS),
-      )
-    )
-      lines.push('', ...byHandler.lines);
+    // The API server's requests are the ones the bench makes; the others serve only /healthz.
+    if (component === 'kube-apiserver')
+      lines.push('', ...table('request', phases, manifest.n, handlerOf).lines);
     const unclaimed = [...byCategory.categorized[1]!.unclaimed]
       .sort((x, y) => y[1] - x[1])
       .slice(0, top);

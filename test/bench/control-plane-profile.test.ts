@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CUT,
+  IN_FILTERS,
   OUTSIDE_HANDLERS,
   categorize,
   categoryOf,
@@ -120,6 +122,23 @@ describe('handlerOf', () => {
         'k8s.io/apiserver/pkg/endpoints/handlers.ListResource.func1',
       ]),
     ).toBe('watch, built-in kind');
+  });
+
+  it('says so when Go cut a deep stack before its handler’s frames', () => {
+    const deep = Array.from({ length: 64 }, (_, i) =>
+      i === 0 ? 'crypto/x509.(*Certificate).Verify' : 'net/http.HandlerFunc.ServeHTTP',
+    );
+    expect(handlerOf(deep)).toBe(CUT);
+  });
+
+  it('tells the filters a request passes before its handler', () => {
+    expect(
+      handlerOf([
+        'k8s.io/apiserver/pkg/authentication/request/x509.(*Authenticator).AuthenticateRequest',
+        'k8s.io/apiserver/pkg/endpoints/filters.withAuthentication.func1',
+        'k8s.io/apiserver/pkg/server/filters.(*timeoutHandler).ServeHTTP.func1',
+      ]),
+    ).toBe(IN_FILTERS);
   });
 
   it('leaves the connection’s own work outside every handler', () => {
