@@ -126,6 +126,11 @@ const CATEGORIES: [name: string, pattern: RegExp][] = [
     /^runtime\.(schedule|findRunnable|findrunnable|mstart|park_m|sysmon|mcall|goexit0|netpoll|stopm)\b/,
   ],
   ['profiling itself', /^runtime\/pprof\.|^runtime\.(sigprof|profileLoop)/],
+  // A server-side apply's body is YAML (application/apply-patch+yaml), JSON or not: the API
+  // server parses it with a YAML parser, several times slower than its JSON decoder.
+  ['apply: YAML parse of the body', /^sigs\.k8s\.io\/yaml\./],
+  // Each ClusterIP allocation lists every IPAddress: its cost grows with the Services that exist.
+  ['Service ClusterIP allocation', /registry\/core\/service\/ipallocator/],
   [
     'field managers, managedFields (SSA)',
     /sigs\.k8s\.io\/structured-merge-diff|\/fieldmanager\b|\/fieldmanager\.|\/managedfields\b|\/managedfields\./,

@@ -81,6 +81,16 @@ describe('categoryOf', () => {
     ).toBe('authentication');
   });
 
+  it('tells the YAML parse of an apply body apart from the rest of the patch', () => {
+    expect(
+      categoryOf([
+        'sigs.k8s.io/yaml.yamlToJSONTarget',
+        'sigs.k8s.io/yaml.unmarshal',
+        'k8s.io/apiserver/pkg/endpoints/handlers.(*applyPatcher).applyPatchToCurrentObject',
+      ]),
+    ).toBe('apply: YAML parse of the body');
+  });
+
   it('leaves a stack of generic packages alone as other', () => {
     expect(categoryOf(['runtime.memmove', 'reflect.Value.Set'])).toBe('other');
   });
