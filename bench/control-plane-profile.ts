@@ -29,11 +29,15 @@ const CHUNK_SECONDS = 5;
 
 const MANIFEST = 'profiles.json';
 
-/** One phase's profiles and the CPU seconds /proc counted meanwhile, by component. */
+/**
+ * One phase's profiles and the CPU seconds /proc counted meanwhile, by component, and the
+ * requests the API server served meanwhile (apiserver_request_total), by verb and resource.
+ */
 export interface ProfiledPhase {
   phase: string;
   cpuSeconds: Record<string, number>;
   files: Record<string, string[]>;
+  requests: Record<string, number>;
 }
 
 export interface ProfileManifest {
@@ -64,17 +68,39 @@ function download(url: string, tls: ProfileTarget['tls'], signal: AbortSignal): 
 }
 
 /**
+ * Requests an API server has served, by `VERB resource[/subresource]`, from its
+ * apiserver_request_total counters (Prometheus text format).
+ */
+export function requestCounts(metrics: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [, labels, value] of metrics.matchAll(/^apiserver_request_total\{(.*)\} (\S+)$/gm)) {
+    const label = (name: string) => new RegExp(`(?:^|,)${name}="([^"]*)"`).exec(labels!)?.[1] ?? '';
+    const subresource = label('subresource');
+    const key = `${label('verb')} ${label('resource')}${subresource === '' ? '' : `/${subresource}`}`;
+    counts[key] = (counts[key] ?? 0) + Number(value);
+  }
+  return counts;
+}
+
+async function servedRequests(target: ProfileTarget): Promise<Record<string, number>> {
+  const metrics = await download(`${target.url}/metrics`, target.tls, new AbortController().signal);
+  return requestCounts(metrics.toString());
+}
+
+/**
  * Records back-to-back CPU profiles of each target into `dir` while `work` runs; the one in
  * flight when it ends is aborted (Go's handler stops profiling when the client goes). Returns the
- * files by component name.
+ * files by component name, and the requests the API server (the first target) served meanwhile.
  */
 export async function profiledDuring<T>(
   targets: readonly ProfileTarget[],
   dir: string,
   phase: string,
   work: () => Promise<T>,
-): Promise<{ result: T; files: Record<string, string[]> }> {
+): Promise<{ result: T; files: Record<string, string[]>; requests: Record<string, number> }> {
   await mkdir(dir, { recursive: true });
+  const apiserver = targets.find((target) => target.name === 'kube-apiserver');
+  const before = apiserver === undefined ? {} : await servedRequests(apiserver);
   const stop = new AbortController();
   const files: Record<string, string[]> = {};
   const loops = targets.map(async ({ name, url, tls }) => {
@@ -101,7 +127,11 @@ export async function profiledDuring<T>(
     const result = await work();
     stop.abort();
     await recording;
-    return { result, files };
+    const after = apiserver === undefined ? {} : await servedRequests(apiserver);
+    const requests = Object.fromEntries(
+      Object.entries(after).map(([key, count]) => [key, count - (before[key] ?? 0)]),
+    );
+    return { result, files, requests };
   } finally {
     stop.abort();
   }
@@ -380,6 +410,30 @@ function table(
 }
 
 /**
+ * Requests the API server served per server, floor against operator phase: the cluster's own
+ * writes (status updates of Deployments, ReplicaSets, Pods) vary with timing, and with them its
+ * CPU. Rows of fewer than 0.05 per server in both phases are left out.
+ */
+function servedTable(phases: ProfiledPhase[], n: number): string[] {
+  const [floor, operator] = phases.map((phase) => phase.requests ?? {});
+  const keys = [...new Set([...Object.keys(floor!), ...Object.keys(operator!)])];
+  const fixed2 = (x: number, width: number) => x.toFixed(2).padStart(width);
+  const rows = keys
+    .map((key) => {
+      const [a, b] = [(floor![key] ?? 0) / n, (operator![key] ?? 0) / n];
+      return { key, a, b };
+    })
+    .filter(({ a, b }) => a >= 0.05 || b >= 0.05)
+    .sort((x, y) => y.b - y.a - (x.b - x.a));
+  return [
+    `${'requests served per server'.padEnd(48)} ${'floor'.padStart(8)} ${'operator'.padStart(9)} ${'difference'.padStart(11)}`,
+    ...rows.map(
+      ({ key, a, b }) => `${key.padEnd(48)} ${fixed2(a, 8)} ${fixed2(b, 9)} ${fixed2(b - a, 11)}`,
+    ),
+  ];
+}
+
+/**
  * The report of a manifest's first two phases (floor, operator): per component, CPU ms per
  * server by category and, for the API server, by request (verb and kind); then what no category
  * claimed.
@@ -406,8 +460,10 @@ export async function profileReport(dir: string, top = 15): Promise<string[]> {
       ...byCategory.lines,
     );
     // The API server's requests are the ones the bench makes; the others serve only /healthz.
-    if (component === 'kube-apiserver')
+    if (component === 'kube-apiserver') {
       lines.push('', ...table('request', phases, manifest.n, handlerOf).lines);
+      lines.push('', ...servedTable([floor, operator], manifest.n));
+    }
     const unclaimed = [...byCategory.categorized[1]!.unclaimed]
       .sort((x, y) => y[1] - x[1])
       .slice(0, top);

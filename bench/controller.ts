@@ -96,6 +96,8 @@ interface Phase {
   progress: Progress;
   cpu: Record<string, number>;
   profiles: Record<string, string[]>;
+  /** Requests the API server served in the phase, by verb and resource (when profiled). */
+  requests: Record<string, number>;
 }
 
 /** Where the control plane's profiles of one N go, when they are asked for. */
@@ -145,15 +147,18 @@ async function measured(
 ): Promise<Phase> {
   const before = await cpuByName(processes);
   const progress = new Progress(n, label);
-  const { result: seconds, files: profiles } =
-    profile === undefined
-      ? { result: await work(progress), files: {} }
-      : await profiledDuring(profile.targets, profile.dir, profile.phase, () => work(progress));
+  const {
+    result: seconds,
+    files: profiles,
+    requests,
+  } = profile === undefined
+    ? { result: await work(progress), files: {}, requests: {} }
+    : await profiledDuring(profile.targets, profile.dir, profile.phase, () => work(progress));
   const after = await cpuByName(processes);
   const cpu = Object.fromEntries(
     Object.entries(after).map(([name, total]) => [name, total - (before[name] ?? 0)]),
   );
-  return { seconds, progress, cpu, profiles };
+  return { seconds, progress, cpu, profiles, requests };
 }
 
 async function floor(
@@ -258,10 +263,11 @@ async function run(
       const phases = { floor: floorPhase, operator: operatorPhase };
       await writeManifest(profiling.dir, {
         n,
-        phases: Object.entries(phases).map(([phase, { cpu, profiles }]) => ({
+        phases: Object.entries(phases).map(([phase, { cpu, profiles, requests }]) => ({
           phase,
           cpuSeconds: cpu,
           files: profiles,
+          requests,
         })),
       });
     }

@@ -7,6 +7,7 @@ import {
   categoryOf,
   handlerOf,
   parseTraces,
+  requestCounts,
 } from '../../bench/control-plane-profile.ts';
 
 /**
@@ -166,5 +167,21 @@ describe('categorize', () => {
     expect(result.sampled).toBeCloseTo(0.1);
     expect(result.byCategory.get('field managers, managedFields (SSA)')).toBeCloseTo(0.03);
     expect([...result.unclaimed]).toEqual([['runtime.memmove', 0.04]]);
+  });
+});
+
+describe('requestCounts', () => {
+  it('sums apiserver_request_total by verb and resource, subresource apart, over codes', () => {
+    const metrics = [
+      '# TYPE apiserver_request_total counter',
+      'apiserver_request_total{code="201",component="apiserver",dry_run="",group="apps",resource="deployments",scope="resource",subresource="",verb="POST",version="v1"} 7',
+      'apiserver_request_total{code="409",component="apiserver",dry_run="",group="apps",resource="deployments",scope="resource",subresource="",verb="POST",version="v1"} 2',
+      'apiserver_request_total{code="200",component="apiserver",dry_run="",group="apps",resource="deployments",scope="resource",subresource="status",verb="PUT",version="v1"} 5',
+      'apiserver_request_total_other{verb="POST",resource="pods"} 99',
+    ].join('\n');
+    expect(requestCounts(metrics)).toEqual({
+      'POST deployments': 9,
+      'PUT deployments/status': 5,
+    });
   });
 });
