@@ -24,16 +24,20 @@
  * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
  *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--servers-per-namespace=K]
- *     [--split-cpus] [--operator-flag=value ...] [N ...]
+ *     [--split-cpus] [--profile-control-plane=<dir>] [--operator-flag=value ...] [N ...]
  *
  * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
  * --split-cpus runs the control plane on one core and the operator and the bench on the other
  * (bench/cpus.ts): the ratio then leaves out the operator's own CPU, as a worker node would.
+ * --profile-control-plane records Go CPU profiles of kube-apiserver and kube-controller-manager
+ * over each phase into <dir>/N-<n>/ and prints their CPU per server by category, floor against
+ * operator phase (bench/control-plane-profile.ts; the local control plane only).
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
  */
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { CLIENT_CPU, CONTROL_PLANE_CPU, cannotSplit, pin, pinnedLauncher } from './cpus.ts';
 import { loadavg } from 'node:os';
 import {
@@ -59,6 +63,7 @@ import { createLayout, placements, removeLayout } from './layout.ts';
 import { chartMemoryLimit, memoryCgroup, type MemoryCgroup } from './memory.ts';
 import { chartOperator, describeChartOperator } from './chart.ts';
 import { quantile, stagesText, timeline, type Timeline } from './timeline.ts';
+import { profileReport, profiledDuring, writeManifest } from './control-plane-profile.ts';
 
 /** Short, so that the steady-state measurement sees a full resync of every server. */
 const RESYNC = '20s';
@@ -82,11 +87,23 @@ const operatorScope = (namespaces: readonly string[]): string[] =>
 
 type Cluster = Awaited<ReturnType<typeof benchCluster>>;
 
-/** One phase (floor or operator): its time, how the ready count grew, CPU seconds by process. */
+/**
+ * One phase (floor or operator): its time, how the ready count grew, CPU seconds by process, and
+ * the control plane's profile files by component (none unless asked for).
+ */
 interface Phase {
   seconds: number;
   progress: Progress;
   cpu: Record<string, number>;
+  profiles: Record<string, string[]>;
+  /** Requests the API server served in the phase, by verb and resource (when profiled). */
+  requests: Record<string, number>;
+}
+
+/** Where the control plane's profiles of one N go, when they are asked for. */
+interface Profiling {
+  targets: Cluster['profileTargets'];
+  dir: string;
 }
 
 interface Result {
@@ -120,27 +137,35 @@ async function statusWrites(logFile: string): Promise<Record<string, number>> {
   return byReason;
 }
 
-/** CPU seconds each process used while `work` ran. */
+/** CPU seconds each process used while `work` ran, profiled as `phase` when asked for. */
 async function measured(
   processes: readonly { name: string; pid: number }[],
   work: (progress: Progress) => Promise<number>,
   n: number,
   label: string,
+  profile: (Profiling & { phase: string }) | undefined,
 ): Promise<Phase> {
   const before = await cpuByName(processes);
   const progress = new Progress(n, label);
-  const seconds = await work(progress);
+  const {
+    result: seconds,
+    files: profiles,
+    requests,
+  } = profile === undefined
+    ? { result: await work(progress), files: {}, requests: {} }
+    : await profiledDuring(profile.targets, profile.dir, profile.phase, () => work(progress));
   const after = await cpuByName(processes);
   const cpu = Object.fromEntries(
     Object.entries(after).map(([name, total]) => [name, total - (before[name] ?? 0)]),
   );
-  return { seconds, progress, cpu };
+  return { seconds, progress, cpu, profiles, requests };
 }
 
 async function floor(
   cluster: Cluster,
   n: number,
   perNamespace: number,
+  profiling: Profiling | undefined,
 ): Promise<Phase & { rolloutMs: number[] }> {
   const { client } = cluster;
   const layout = await createLayout(client, `floor-${n}`, n, perNamespace);
@@ -161,6 +186,7 @@ async function floor(
       },
       n,
       `N=${n} floor available`,
+      profiling && { ...profiling, phase: 'floor' },
     );
     return { ...phase, rolloutMs };
   } finally {
@@ -196,10 +222,11 @@ async function run(
   flags: string[],
   node: { cgroup: MemoryCgroup | undefined; options: string[]; cpu: number | undefined },
   perNamespace: number,
+  profiling: Profiling | undefined,
 ): Promise<Result> {
   const { client, kubeconfig } = cluster;
   process.stderr.write(`N=${n}: floor…\n`);
-  const floorPhase = await floor(cluster, n, perNamespace);
+  const floorPhase = await floor(cluster, n, perNamespace, profiling);
   process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s; operator…\n`);
   const layout = await createLayout(client, `bench-${n}`, n, perNamespace);
   const namespaces = layout.map((slot) => slot.namespace);
@@ -230,7 +257,20 @@ async function run(
       },
       n,
       `N=${n} operator Ready`,
+      profiling && { ...profiling, phase: 'operator' },
     );
+    if (profiling !== undefined) {
+      const phases = { floor: floorPhase, operator: operatorPhase };
+      await writeManifest(profiling.dir, {
+        n,
+        phases: Object.entries(phases).map(([phase, { cpu, profiles, requests }]) => ({
+          phase,
+          cpuSeconds: cpu,
+          files: profiles,
+          requests,
+        })),
+      });
+    }
     await Promise.all([ready.stop(), available.stop()]);
     process.stderr.write(`N=${n}: operator ${operatorPhase.seconds.toFixed(1)} s\n`);
     // Quiet first (trailing Events, last status writes: what converging cost includes them),
@@ -336,11 +376,14 @@ async function main(): Promise<void> {
   const nodeOptionsFlag = '--node-options=';
   const perNamespaceFlag = '--servers-per-namespace=';
   const split = '--split-cpus';
+  const profileFlag = '--profile-control-plane=';
   const benchFlag = (a: string) =>
     a === noCgroup ||
     a === split ||
     a.startsWith(nodeOptionsFlag) ||
-    a.startsWith(perNamespaceFlag);
+    a.startsWith(perNamespaceFlag) ||
+    a.startsWith(profileFlag);
+  const profileDir = args.find((a) => a.startsWith(profileFlag))?.slice(profileFlag.length);
   const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
   const nodeOptions =
     args
@@ -361,14 +404,20 @@ async function main(): Promise<void> {
   const cgroup = typeof cgroupOrWhy === 'string' ? undefined : cgroupOrWhy;
   const where = cgroup?.description ?? `WARNING: ${cgroupOrWhy as string}`;
   process.stderr.write(`operator: ${where}\n`);
-  const cluster = await benchCluster();
+  const cluster = await benchCluster({ profiling: profileDir !== undefined });
+  if (profileDir !== undefined && cluster.profileTargets.length === 0)
+    throw new Error(`${profileFlag} needs the local control plane (KUBECONFIG is set)`);
+  const profilingOf = (n: number): Profiling | undefined =>
+    profileDir === undefined
+      ? undefined
+      : { targets: cluster.profileTargets, dir: join(profileDir, `N-${n}`) };
   const cpu = args.includes(split) ? CLIENT_CPU : undefined;
   const results: Result[] = [];
   try {
     if (cpu !== undefined) await splitCpus(cluster);
     for (const n of ns) {
       const node = { cgroup, options: nodeOptions, cpu };
-      results.push(await run(cluster, n, flags, node, perNamespace(n)));
+      results.push(await run(cluster, n, flags, node, perNamespace(n), profilingOf(n)));
     }
   } finally {
     await cluster.stop();
@@ -381,6 +430,10 @@ async function main(): Promise<void> {
   );
   printSummary(results);
   printDetail(results);
+  for (const { n } of results) {
+    const profiling = profilingOf(n);
+    if (profiling !== undefined) console.log((await profileReport(profiling.dir)).join('\n'));
+  }
 }
 
 await main();

@@ -30,7 +30,7 @@ import {
 import { MCP_SERVER, type StoredMCPServer } from '../src/api/v1alpha1/stored.ts';
 import { ensureBinaries } from '../test/cluster/build.ts';
 import { chartOperator } from './chart.ts';
-import { ControlPlane } from '../test/cluster/control-plane.ts';
+import { ControlPlane, type ProfileTarget } from '../test/cluster/control-plane.ts';
 import { OperatorProcess, type OperatorOptions } from '../test/support/operator.ts';
 import { waitFor } from '../test/support/wait.ts';
 import type { Placement } from './layout.ts';
@@ -300,18 +300,23 @@ export async function quiet(url: string): Promise<Awaited<ReturnType<typeof coun
 
 const BENCH_REQUEST_TIMEOUT_MS = 300_000;
 
-/** A cluster for the run: the one KUBECONFIG names, else the local control plane, started. */
-export async function benchCluster(): Promise<{
+/**
+ * A cluster for the run: the one KUBECONFIG names, else the local control plane, started; with
+ * `profiling`, the local one serves Go's /debug/pprof (bench/control-plane-profile.ts).
+ */
+export async function benchCluster(options: { profiling?: boolean } = {}): Promise<{
   kubeconfig: string;
   client: KubeClient;
   /** The local control plane's processes (none for a KUBECONFIG cluster), for their CPU time. */
   components: { name: string; pid: number }[];
+  /** Where the local control plane serves /debug/pprof, when it was started with `profiling`. */
+  profileTargets: ProfileTarget[];
   stop(): Promise<void>;
 }> {
   const external = process.env.KUBECONFIG;
   const plane = external
     ? undefined
-    : await ControlPlane.start({ binaries: await ensureBinaries() });
+    : await ControlPlane.start({ binaries: await ensureBinaries(), ...options });
   const kubeconfig = external ?? plane!.kubeconfigPath;
   // A loaded API server may take longer than the operator's 30 s to answer one of thousands of
   // requests; the bench waits rather than losing a run of an hour to one slow answer.
@@ -323,6 +328,7 @@ export async function benchCluster(): Promise<{
     kubeconfig,
     client,
     components: plane?.components() ?? [],
+    profileTargets: plane?.profileTargets() ?? [],
     async stop() {
       client.close();
       await plane?.stop();

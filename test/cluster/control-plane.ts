@@ -44,7 +44,20 @@ export interface ControlPlaneOptions {
   nodes?: number;
   /** Also start a real node (needs root; one per machine at a time). */
   realNode?: boolean;
+  /**
+   * Serve Go's /debug/pprof on kube-apiserver and kube-controller-manager (off by default, as
+   * profiling is a debugging surface a cluster should not expose): bench/control-plane-profile.ts.
+   */
+  profiling?: boolean;
   log?: Log;
+}
+
+/** Where a component serves Go's /debug/pprof, and the TLS to reach it with. */
+export interface ProfileTarget {
+  name: BinaryName;
+  /** Base URL, without /debug/pprof. */
+  url: string;
+  tls: Tls;
 }
 
 export interface Component {
@@ -78,6 +91,7 @@ export class ControlPlane {
   readonly #ports: Ports;
   readonly #processes: { process: ManagedProcess; ports: number[] }[] = [];
   #node: RealNode | undefined;
+  #adminTls: Tls = {};
   #stopping = false;
 
   private constructor(options: ControlPlaneOptions, dir: string, ports: Ports) {
@@ -140,6 +154,22 @@ export class ControlPlane {
     return [...this.#processes, ...node].map(toComponent);
   }
 
+  /**
+   * The components serving /debug/pprof (with `profiling`): the API server to the admin client
+   * certificate, the controller manager to anyone on loopback (see #componentArgs).
+   */
+  profileTargets(): ProfileTarget[] {
+    if (!this.#options.profiling) return [];
+    return [
+      { name: 'kube-apiserver', url: this.server, tls: this.#adminTls },
+      {
+        name: 'kube-controller-manager',
+        url: `https://127.0.0.1:${this.#ports.controllerManager}`,
+        tls: 'insecure',
+      },
+    ];
+  }
+
   /** Resolves with the first component to exit (on its own, or because of `stop()`). */
   async whenAnyExits(): Promise<Component> {
     return toComponent(
@@ -191,6 +221,7 @@ export class ControlPlane {
       this.#options.realNode ? [NODE_NETWORK.gateway] : [],
     );
     const adminTls = await readAdminTls(pki);
+    this.#adminTls = adminTls;
     await writeFile(this.kubeconfigPath, await this.#kubeconfig(pki), { mode: 0o600 });
 
     const etcd = this.#start(
@@ -343,7 +374,7 @@ export class ControlPlane {
       // on the owner's finalizers, as on OpenShift, so the chart's finalizers rule is tested.
       '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
       '--allow-privileged=true',
-      '--profiling=false',
+      `--profiling=${this.#profiling}`,
     ];
   }
 
@@ -362,22 +393,26 @@ export class ControlPlane {
    * Without --authentication-kubeconfig they authenticate no one on their own port, which is all
    * the harness needs there (no front proxy is configured for them to trust).
    */
-  #componentArgs(port: number): string[] {
+  #componentArgs(port: number, profiling = false): string[] {
     return [
       `--kubeconfig=${this.kubeconfigPath}`,
-      '--authorization-always-allow-paths=/healthz,/readyz,/livez',
+      `--authorization-always-allow-paths=/healthz,/readyz,/livez${profiling ? ',/debug/pprof/*' : ''}`,
       '--bind-address=127.0.0.1',
       `--secure-port=${port}`,
       `--cert-dir=${join(this.dir, 'component-certs', String(port))}`,
       // One instance each: waiting for a lease only slows the start.
       '--leader-elect=false',
-      '--profiling=false',
+      `--profiling=${profiling}`,
     ];
+  }
+
+  get #profiling(): boolean {
+    return this.#options.profiling ?? false;
   }
 
   #controllerManagerArgs(pki: Pki): string[] {
     return [
-      ...this.#componentArgs(this.#ports.controllerManager),
+      ...this.#componentArgs(this.#ports.controllerManager, this.#profiling),
       '--controllers=*',
       `--root-ca-file=${pki.caCert}`,
       `--service-account-private-key-file=${pki.serviceAccountKey}`,
