@@ -23,6 +23,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ProfileTarget } from '../test/cluster/control-plane.ts';
+import { reportArgs } from './report-args.ts';
 
 /** Long enough that the gap between profiles is negligible, short enough to lose little at the end. */
 const CHUNK_SECONDS = 5;
@@ -478,11 +479,11 @@ export async function profileReport(dir: string, top = 15): Promise<string[]> {
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const dir = args.find((a) => !a.startsWith('--'));
-  if (dir === undefined)
-    throw new Error('usage: node bench/control-plane-profile.ts <dir> [--top=15]');
-  const top = Number(args.find((a) => a.startsWith('--top='))?.slice(6) ?? 15);
+  const { input: dir, top } = reportArgs(
+    process.argv.slice(2),
+    'node bench/control-plane-profile.ts <dir> [--top=15]',
+    15,
+  );
   for (const line of await profileReport(dir, top)) console.log(line);
 }
 

@@ -10,6 +10,7 @@
  * Prints the busy time by category, then by function (self time) in the largest categories.
  */
 import { readFile } from 'node:fs/promises';
+import { reportArgs } from './report-args.ts';
 
 interface CallFrame {
   functionName: string;
@@ -131,11 +132,11 @@ function print(summary: Summary, top: number): void {
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const file = args.find((a) => !a.startsWith('--'));
-  if (file === undefined)
-    throw new Error('usage: node bench/cpu-profile.ts <file.cpuprofile> [--top=20]');
-  const top = Number(args.find((a) => a.startsWith('--top='))?.slice(6) ?? 20);
+  const { input: file, top } = reportArgs(
+    process.argv.slice(2),
+    'node bench/cpu-profile.ts <file.cpuprofile> [--top=20]',
+    20,
+  );
   print(summarize(JSON.parse(await readFile(file, 'utf8')) as CpuProfile), top);
 }
 
