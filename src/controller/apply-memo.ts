@@ -7,7 +7,7 @@
  *   several times what plain JSON and a native digest of it do (0.5 against 0.1 ms for a
  *   server's four objects, measured). The plain text's digest tells whether anything was
  *   rendered differently, and only then are the hashes computed again. Equal plain text means
- *   equal objects, so the hashes are exactly those `withAppliedHash` gives.
+ *   equal objects, so the hashes are exactly those `appliedHash` gives.
  * - That a live object has what its desired one sets (`needsApply` false): it stays so while
  *   neither changes, that is for the same applied hash and the same live uid and
  *   resourceVersion (the API server changes the resourceVersion with every write).

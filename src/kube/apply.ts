@@ -30,17 +30,12 @@ function sortedKeys(_key: string, value: unknown): unknown {
 }
 
 /**
- * The desired object with its hash annotation, as it is applied. The hash is of its JSON with
- * sorted keys: the text RFC 8785 canonicalization gives for a rendered object (integer-like
- * keys aside, which JavaScript enumerates first), at half the cost of the `canonicalize`
- * package, which checks each string character by character (0.35 against 0.78 ms for a
- * server's four objects, measured), and a pass hashes them all each time.
+ * The hash a desired object is applied with (`withHash`). It is of its JSON with sorted keys:
+ * the text RFC 8785 canonicalization gives for a rendered object (integer-like keys aside,
+ * which JavaScript enumerates first), at half the cost of the `canonicalize` package, which
+ * checks each string character by character (0.35 against 0.78 ms for a server's four objects,
+ * measured). A pass over an unchanged server reuses its hashes (src/controller/apply-memo.ts).
  */
-export function withAppliedHash<T extends KubeObject>(desired: T): T {
-  return withHash(desired, appliedHash(desired));
-}
-
-/** The hash `withAppliedHash` annotates `desired` with. */
 export function appliedHash(desired: KubeObject): string {
   return createHash('sha256')
     .update(JSON.stringify(desired, sortedKeys))
@@ -157,7 +152,7 @@ function coversList(live: unknown[], desired: unknown[], parentKey: string): boo
   });
 }
 
-/** Applies `desired` (from `withAppliedHash`) as `fieldManager`; returns the object as stored. */
+/** Applies `desired` (annotated by `withHash` with its `appliedHash`) as `fieldManager`; returns the object as stored. */
 export function applyObject<T extends KubeObject>(
   client: KubeClient,
   type: ResourceType,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { APPLIED_HASH_ANNOTATION, withAppliedHash } from '../../src/kube/apply.ts';
+import { APPLIED_HASH_ANNOTATION, appliedHash, withHash } from '../../src/kube/apply.ts';
 import type { KubeObject } from '../../src/kube/resources.ts';
 import { ApplyMemo } from '../../src/controller/apply-memo.ts';
 
@@ -18,10 +18,10 @@ const service = (port: number): KubeObject & { spec: unknown } => ({
 const hashOf = (obj: KubeObject) => obj.metadata.annotations?.[APPLIED_HASH_ANNOTATION];
 
 describe('ApplyMemo', () => {
-  it('annotates each object exactly as withAppliedHash does, pass after pass', () => {
+  it('annotates each object with exactly its appliedHash, pass after pass', () => {
     const hashes = new ApplyMemo();
     const rendered = () => [serviceAccount('srv'), service(3000)];
-    const expected = rendered().map(withAppliedHash);
+    const expected = rendered().map((obj) => withHash(obj, appliedHash(obj)));
 
     expect(hashes.withHashes('ns/srv', rendered())).toEqual(expected);
     expect(hashes.withHashes('ns/srv', rendered())).toEqual(expected);
@@ -35,7 +35,7 @@ describe('ApplyMemo', () => {
       service(4000),
     ]);
 
-    expect(hashOf(after!)).toBe(hashOf(withAppliedHash(service(4000))));
+    expect(hashOf(after!)).toBe(appliedHash(service(4000)));
     expect(hashOf(after!)).not.toBe(hashOf(before!));
     expect(hashOf(accountAfter!)).toBe(hashOf(account!));
   });
@@ -45,7 +45,7 @@ describe('ApplyMemo', () => {
     hashes.withHashes('ns/a', [serviceAccount('a')]);
     const [b] = hashes.withHashes('ns/b', [serviceAccount('b')]);
 
-    expect(hashOf(b!)).toBe(hashOf(withAppliedHash(serviceAccount('b'))));
+    expect(hashOf(b!)).toBe(appliedHash(serviceAccount('b')));
   });
 
   it('leaves the rendered objects as they were', () => {

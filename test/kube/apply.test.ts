@@ -7,11 +7,16 @@ import {
   covers,
   needsApply,
   quantityValue,
-  withAppliedHash,
+  appliedHash,
+  withHash,
 } from '../../src/kube/apply.ts';
 import type { KubeObject } from '../../src/kube/resources.ts';
 
 type Deployment = KubeObject & Omit<V1Deployment, 'metadata'>;
+
+/** `desired` as the reconciler applies it: with its applied hash. */
+const withAppliedHash = <T extends KubeObject>(desired: T): T =>
+  withHash(desired, appliedHash(desired));
 
 const deployment = (image: string): Deployment => ({
   apiVersion: 'apps/v1',
