@@ -43,13 +43,16 @@ export async function counters(url: string) {
   const sum = (re: RegExp, keep: (m: RegExpMatchArray) => boolean = () => true) =>
     [...text.matchAll(re)].filter(keep).reduce((total, m) => total + Number(m.at(-1)), 0);
   const requests =
-    /^mcp_operator_kube_requests_total\{verb="(\w+)",code="\d+",resource="([\w/]+)"\} (\d+)$/gm;
-  /** Requests by `<verb> <resource>` ("PATCH mcpservers/status"), watches left out. */
+    /^mcp_operator_kube_requests_total\{verb="(\w+)",code="(\d+)",resource="([\w/]+)"\} (\d+)$/gm;
+  /**
+   * Requests by `<verb> <resource>` ("PATCH mcpservers/status"), with the code when the API
+   * server refused it ("PATCH configmaps 409"); watches left out.
+   */
   const byRequest: Record<string, number> = {};
   let series = 0;
-  for (const [, verb, resource, count] of text.matchAll(requests)) {
+  for (const [, verb, code, resource, count] of text.matchAll(requests)) {
     series += 1;
-    const key = `${verb} ${resource}`;
+    const key = `${verb} ${resource}${code!.startsWith('2') ? '' : ` ${code}`}`;
     if (verb !== 'WATCH') byRequest[key] = (byRequest[key] ?? 0) + Number(count);
   }
   // The operator lists and watches from its start: no series means the pattern is stale.
