@@ -117,7 +117,8 @@ interface Result {
   writesPerObject: number;
   /** Status writes per server, by the Ready reason each wrote. */
   statusWrites: Record<string, number>;
-  byVerb: Record<string, number>;
+  /** Requests per server by `<verb> <resource>`. */
+  byRequest: Record<string, number>;
   resyncPasses: number;
   resyncWrites: number;
   peakRssMb: number;
@@ -283,10 +284,10 @@ async function run(
       patienceMs(n),
     );
     const resynced = await counters(url);
-    const byVerb = Object.fromEntries(
-      Object.entries(settled.byVerb).map(([verb, count]) => [
-        verb,
-        (count - (before.byVerb[verb] ?? 0)) / n,
+    const byRequest = Object.fromEntries(
+      Object.entries(settled.byRequest).map(([request, count]) => [
+        request,
+        (count - (before.byRequest[request] ?? 0)) / n,
       ]),
     );
     const result = {
@@ -300,7 +301,7 @@ async function run(
       statusWrites: Object.fromEntries(
         Object.entries(statusWritten).map(([reason, count]) => [reason, count / n]),
       ),
-      byVerb,
+      byRequest,
       resyncPasses: resynced.reconciles - settled.reconciles,
       resyncWrites: resynced.writes - settled.writes,
       peakRssMb: await peakRssMb(operator.pid),
@@ -358,7 +359,7 @@ function printDetail(results: Result[]): void {
       [
         `N=${r.n}, ${r.serversPerNamespace} servers per namespace`,
         `  status writes/server by Ready reason: ${perServer(r.statusWrites)}`,
-        `  requests/server by verb: ${perServer(r.byVerb)}`,
+        `  requests/server by verb and resource: ${perServer(r.byRequest)}`,
         `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
         `  Deployments available half/90%/all (s): floor ${[0.5, 0.9, 1].map((f) => fixed(0)(floor.progress.at(f))).join('/')}, operator phase ${[0.5, 0.9, 1].map((f) => fixed(0)(quantile(r.timeline.availableSeconds, f))).join('/')}`,
         `  per server p50/p90/max (s): floor ${stagesText({ rollout: floor.rolloutMs })}; operator phase ${stagesText(r.timeline.stages)}`,

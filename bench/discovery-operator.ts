@@ -133,7 +133,8 @@ interface Round {
   seconds: number;
   cpu: number;
   writes: number;
-  byVerb: Record<string, number>;
+  /** Writes by `<verb> <resource>`. */
+  byRequest: Record<string, number>;
   runs: number;
   /** Mean time of one discovery run, as the operator measured it. */
   runSeconds: number;
@@ -200,10 +201,10 @@ async function round(
     seconds,
     cpu: (await cpuSeconds(operator.pid)) - cpu,
     writes: settled.writes - before.writes,
-    byVerb: Object.fromEntries(
-      Object.entries(settled.byVerb)
-        .filter(([verb]) => verb !== 'GET')
-        .map(([verb, count]) => [verb, count - (before.byVerb[verb] ?? 0)]),
+    byRequest: Object.fromEntries(
+      Object.entries(settled.byRequest)
+        .filter(([request]) => !request.startsWith('GET '))
+        .map(([request, count]) => [request, count - (before.byRequest[request] ?? 0)]),
     ),
     runs,
     runSeconds: (settled.discoverySeconds - before.discoverySeconds) / Math.max(runs, 1),
@@ -358,9 +359,9 @@ function print(r: Result, previous: Result | undefined): void {
         x.peakRssMb.toFixed(0).padStart(15),
       ].join(' '),
     );
-    const verbs = Object.entries(x.byVerb).filter(([, count]) => count > 0);
+    const writes = Object.entries(x.byRequest).filter(([, count]) => count > 0);
     console.log(
-      `         writes by verb: ${verbs.map(([verb, count]) => `${verb} ${count}`).join(', ') || 'none'}; discovery runs ${x.runs}; at peak: ${breakdown(x.peak)}`,
+      `         writes: ${writes.map(([request, count]) => `${request} ${count}`).join(', ') || 'none'}; discovery runs ${x.runs}; at peak: ${breakdown(x.peak)}`,
     );
   }
   const growth =

@@ -42,13 +42,23 @@ export async function counters(url: string) {
   const text = await (await fetch(`${url}/metrics`)).text();
   const sum = (re: RegExp, keep: (m: RegExpMatchArray) => boolean = () => true) =>
     [...text.matchAll(re)].filter(keep).reduce((total, m) => total + Number(m.at(-1)), 0);
-  const requests = /^mcp_operator_kube_requests_total\{verb="(\w+)",code="\d+"\} (\d+)$/gm;
-  const byVerb: Record<string, number> = {};
-  for (const m of text.matchAll(requests)) {
-    if (m[1] !== 'WATCH') byVerb[m[1]!] = (byVerb[m[1]!] ?? 0) + Number(m[2]);
+  const requests =
+    /^mcp_operator_kube_requests_total\{verb="(\w+)",code="(\d+)",resource="([\w/]+)"\} (\d+)$/gm;
+  /**
+   * Requests by `<verb> <resource>` ("PATCH mcpservers/status"), with the code when the API
+   * server refused it ("PATCH configmaps 409"); watches left out.
+   */
+  const byRequest: Record<string, number> = {};
+  let series = 0;
+  for (const [, verb, code, resource, count] of text.matchAll(requests)) {
+    series += 1;
+    const key = `${verb} ${resource}${code!.startsWith('2') ? '' : ` ${code}`}`;
+    if (verb !== 'WATCH') byRequest[key] = (byRequest[key] ?? 0) + Number(count);
   }
+  // The operator lists and watches from its start: no series means the pattern is stale.
+  if (series === 0) throw new Error(`no request series in ${url}/metrics`);
   return {
-    byVerb,
+    byRequest,
     requests: sum(requests, (m) => m[1] !== 'WATCH'),
     // Not PUT: the operator PUTs only its Lease (src/kube/leader.ts), and a leader renews it
     // every retry period: no work on any server, and `quiet` would wait for it forever.

@@ -35,6 +35,7 @@ export const LABEL_BOUNDS: Record<string, string> = {
   result: 'a handful of fixed results',
   code: "the operator's error codes (`MCPOP_…`, [errors.md](errors.md)) and `UNEXPECTED`",
   verb: 'HTTP verbs, and `WATCH`',
+  resource: 'the resources the operator reads and writes, with a subresource: `mcpservers/status`',
   kind: 'the kinds the operator caches',
   lane: "the work queue's lanes: `fast`, `normal`",
   method: 'the methods MCP defines; any other is `other`',

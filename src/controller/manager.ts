@@ -41,11 +41,11 @@ export interface ManagerOptions {
   changeWatch?: DiscoveryServiceOptions['changeWatch'];
 }
 
-/** Counts each API request in the metrics, by verb and status code. */
+/** Counts each API request in the metrics, by verb, status code and resource. */
 const countResponseIn =
   (metrics: ControllerMetrics): NonNullable<ClientOptions['onResponse']> =>
-  (verb, code) =>
-    metrics.kubeRequests.inc({ verb, code: String(code) });
+  (verb, code, resource) =>
+    metrics.kubeRequests.inc({ verb, code: String(code), resource });
 
 /** How long a write may take to come back through the watch before it is sent again. */
 const PENDING_WRITE_TTL_MS = 10_000;

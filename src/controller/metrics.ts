@@ -20,7 +20,7 @@ export class ControllerMetrics {
   readonly reconciles: Counter<'result'>;
   readonly reconcileErrors: Counter;
   readonly reconcileDuration: Histogram;
-  readonly kubeRequests: Counter<'verb' | 'code'>;
+  readonly kubeRequests: Counter<'verb' | 'code' | 'resource'>;
 
   constructor() {
     const registers = [this.registry];
@@ -44,8 +44,8 @@ export class ControllerMetrics {
     });
     this.kubeRequests = new Counter({
       name: 'mcp_operator_kube_requests_total',
-      help: 'Requests to the Kubernetes API server, by verb (WATCH for watch streams) and HTTP code.',
-      labelNames: ['verb', 'code'],
+      help: 'Requests to the Kubernetes API server, by verb (WATCH for watch streams), HTTP code and resource (with its subresource: mcpservers/status).',
+      labelNames: ['verb', 'code', 'resource'],
       registers,
     });
   }

@@ -13,7 +13,7 @@ import https from 'node:https';
 import { createInterface } from 'node:readline';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { ClientConfig } from './config.ts';
-import type { KubeObject } from './resources.ts';
+import { resourceOfPath, type KubeObject } from './resources.ts';
 
 export type Verb = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -135,8 +135,11 @@ export const isConflict = (err: unknown): boolean => hasStatus(err, 409);
 export const isGone = (err: unknown): boolean => hasStatus(err, 410);
 
 export interface ClientOptions {
-  /** Called once per finished request, for metrics and request counting. */
-  onResponse?: (method: Verb | 'WATCH', status: number) => void;
+  /**
+   * Called once per finished request, for metrics and request counting: `resource` is what
+   * the path addresses (`resourceOfPath`).
+   */
+  onResponse?: (method: Verb | 'WATCH', status: number, resource: string) => void;
   /** Upper bound on concurrent non-watch connections. */
   maxSockets?: number;
   requestTimeoutMs?: number;
@@ -271,7 +274,7 @@ class HttpKubeClient implements KubeClient {
     });
     const text = await readBody(res);
     const status = res.statusCode ?? 0;
-    this.#options.onResponse?.(r.method, status);
+    this.#options.onResponse?.(r.method, status, resourceOfPath(r.path));
     if (status >= 400)
       throw new KubeApiError(`${r.method} ${r.path}`, status, parseStatus(text, status));
     return (text === '' ? undefined : JSON.parse(text)) as T;
@@ -299,7 +302,7 @@ class HttpKubeClient implements KubeClient {
     }
     const { req, res } = opened;
     const status = res.statusCode ?? 0;
-    this.#options.onResponse?.('WATCH', status);
+    this.#options.onResponse?.('WATCH', status, resourceOfPath(path));
     if (status !== 200) {
       throw new KubeApiError(`WATCH ${path}`, status, parseStatus(await readBody(res), status));
     }

@@ -96,6 +96,20 @@ export function objectPath(
   return subresource === undefined ? path : `${path}/${subresource}`;
 }
 
+/**
+ * What a request path addresses, as a metrics label: the resource's plural, with its
+ * subresource when there is one (`mcpservers/status`). Bounded by the kinds the operator
+ * uses, never a name or namespace.
+ */
+export function resourceOfPath(path: string): string {
+  const segments = path.split('?')[0]!.split('/').filter(Boolean);
+  // `/api/<version>/…` or `/apis/<group>/<version>/…`.
+  const rest = segments.slice(segments[0] === 'api' ? 2 : 3);
+  const scoped = rest[0] === 'namespaces' && rest.length > 2 ? rest.slice(2) : rest;
+  const [plural = '', , subresource] = scoped;
+  return subresource === undefined ? plural : `${plural}/${subresource}`;
+}
+
 /** `namespace/name`: the work queue key and cache key, as client-go's MetaNamespaceKeyFunc. */
 export const objectKey = (namespace: string | undefined, name: string): string =>
   namespace ? `${namespace}/${name}` : name;

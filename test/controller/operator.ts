@@ -47,15 +47,18 @@ export async function startOperator(
 
 const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** The operator's requests to the API server so far, by verb (from /metrics). */
+/** The operator's requests to the API server so far, by verb, over every code and resource (from /metrics). */
 export async function requestCounts(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const counts: Record<string, number> = {};
   for (const m of text.matchAll(
-    /^mcp_operator_kube_requests_total\{verb="(\w+)",code="\d+"\} (\d+)$/gm,
+    /^mcp_operator_kube_requests_total\{verb="(\w+)",code="\d+",resource="[\w/]+"\} (\d+)$/gm,
   )) {
     counts[m[1]!] = (counts[m[1]!] ?? 0) + Number(m[2]);
   }
+  // A pattern that no longer matches the series would count no writes, and every "writes
+  // nothing" assertion would pass for it.
+  if (Object.keys(counts).length === 0) throw new Error(`no request series in ${url}/metrics`);
   return counts;
 }
 
