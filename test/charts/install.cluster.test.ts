@@ -302,6 +302,31 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
     },
   },
   {
+    step: 'an edited Service and ServiceAccount, created with POST, are read whole and put back',
+    run: async (until) => {
+      const name = 'app.kubernetes.io/name';
+      await shOk([
+        'label',
+        '--overwrite',
+        '-n',
+        appsNs,
+        'service/time',
+        'serviceaccount/time',
+        `${name}=edited`,
+      ]);
+      await until('put back', async () => {
+        const [service, account] = await Promise.all([
+          core.readNamespacedService({ name: 'time', namespace: appsNs }),
+          core.readNamespacedServiceAccount({ name: 'time', namespace: appsNs }),
+        ]);
+        return (
+          service.metadata?.labels?.[name] !== 'edited' &&
+          account.metadata?.labels?.[name] !== 'edited'
+        );
+      });
+    },
+  },
+  {
     step: 'a server that moves to a url has its Deployment, Service and ServiceAccount pruned',
     run: async (until) => {
       await moveToUrl('everything-http', 'http://mcp.example.com/mcp');
