@@ -334,24 +334,31 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
     },
   },
   {
-    step: "an approved baseline kept in a ConfigMap is read into the bridge's policy",
+    step: "an approved baseline kept in a ConfigMap is read into the bridge's policy, and again when it changes",
     run: async (until) => {
-      await core.createNamespacedConfigMap({
-        namespace: appsNs,
-        body: {
-          metadata: { name: 'approved-tools' },
-          data: { 'tools.yaml': dump([{ name: 'get-sum', digest: GET_SUM_DIGEST }]) },
-        },
+      const baseline = (digest: string) => ({
+        metadata: { name: 'approved-tools' },
+        data: { 'tools.yaml': dump([{ name: 'get-sum', digest }]) },
       });
-      await createServer('baseline-in-configmap', {
-        tools: { driftPolicy: 'Enforce', approved: { configMapRef: { name: 'approved-tools' } } },
-      });
-      await until('the policy made from the ConfigMap', async () => {
+      const policyHolds = (digest: string) => async () => {
         const policy = await core
           .readNamespacedConfigMap({ name: 'baseline-in-configmap-policy', namespace: appsNs })
           .catch(() => undefined);
-        return policy?.data?.['policy.json']?.includes(GET_SUM_DIGEST);
+        return policy?.data?.['policy.json']?.includes(digest);
+      };
+      await core.createNamespacedConfigMap({ namespace: appsNs, body: baseline(GET_SUM_DIGEST) });
+      await createServer('baseline-in-configmap', {
+        tools: { driftPolicy: 'Enforce', approved: { configMapRef: { name: 'approved-tools' } } },
       });
+      await until('the policy made from the ConfigMap', policyHolds(GET_SUM_DIGEST));
+      // The policy ConfigMap was created with POST; its change is an apply.
+      const approvedSince = `sha256:${'1'.repeat(64)}`;
+      await core.replaceNamespacedConfigMap({
+        name: 'approved-tools',
+        namespace: appsNs,
+        body: baseline(approvedSince),
+      });
+      await until('the policy made from the changed ConfigMap', policyHolds(approvedSince));
     },
   },
   {
