@@ -9,7 +9,20 @@ const PATH = collectionPath(CONFIG_MAP, 'ns');
 const cm = (name: string, data = ''): KubeObject & { data: { v: string } } => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
-  metadata: { name, namespace: 'ns', managedFields: [{ manager: 'x' }] },
+  metadata: {
+    name,
+    namespace: 'ns',
+    managedFields: [
+      {
+        manager: 'x',
+        operation: 'Update',
+        apiVersion: 'v1',
+        time: '2026-01-01T00:00:00Z',
+        fieldsType: 'FieldsV1',
+        fieldsV1: { 'f:data': { 'f:v': {} } },
+      },
+    ],
+  },
   data: { v: data },
 });
 
@@ -63,7 +76,7 @@ describe('Reflector', () => {
     expect((r.store.get('ns/a') as ReturnType<typeof cm>).data.v).toBe('changed');
   });
 
-  it('caches objects with apiVersion and kind but without managedFields', async () => {
+  it('caches objects with apiVersion and kind, and of managedFields only who wrote how', async () => {
     const client = new FakeClient(PATH);
     client.create(PATH, cm('a'));
     const r = reflect(client);
@@ -71,7 +84,7 @@ describe('Reflector', () => {
     const cached = r.store.get('ns/a')!;
     expect(cached.apiVersion).toBe('v1');
     expect(cached.kind).toBe('ConfigMap');
-    expect(cached.metadata.managedFields).toBeUndefined();
+    expect(cached.metadata.managedFields).toEqual([{ manager: 'x', operation: 'Update' }]);
   });
 
   it('resumes from the last resourceVersion after a dropped connection, without relisting', async () => {
