@@ -2,8 +2,9 @@
  * The part of MCPServer status the controller owns, computed from what one reconcile pass
  * observed — a pure function, so it is unit tested case by case.
  *
- * Ownership: status is written once per pass with server-side apply, field manager
- * `mcp-operator`: these fields, and the discovery part (`Discovered` and `Drifted`,
+ * Ownership: status is written whole, at most once per pass (a JSON patch of the status
+ * subresource that tests the server's uid: reconcile.ts `statusWrite`), and only by the
+ * operator: these fields, and the discovery part (`Discovered` and `Drifted`,
  * status.discovery, status.drift) that src/discovery/discovery-status.ts computes from the latest
  * discovery result and that the reconcile pass merges in. One writer, so no two writes race.
  *
