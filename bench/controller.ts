@@ -24,9 +24,14 @@
  * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
  *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--servers-per-namespace=K]
- *     [--split-cpus] [--profile-control-plane=<dir>] [--operator-flag=value ...] [N ...]
+ *     [--split-cpus] [--profile-control-plane=<dir>] [--cli=<entry point> ...]
+ *     [--operator-flag=value ...] [N ...]
  *
  * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
+ * --cli runs another build of the operator (another checkout's dist/cli.js) instead of this
+ * one's; given more than once, each N's floor is followed by one operator phase per build, one
+ * after the other, so that builds compare in one run under the same load (the operator's CPU
+ * milliseconds per server above all, which the load moves less than the elapsed time).
  * --split-cpus runs the control plane on one core and the operator and the bench on the other
  * (bench/cpus.ts): the ratio then leaves out the operator's own CPU, as a worker node would.
  * --profile-control-plane records Go CPU profiles of kube-apiserver and kube-controller-manager
@@ -108,6 +113,8 @@ interface Profiling {
 
 interface Result {
   n: number;
+  /** The operator's build: this checkout's, or the entry point `--cli` named. */
+  build: string;
   serversPerNamespace: number;
   /** With the milliseconds from each floor Deployment seen to available. */
   floor: Phase & { rolloutMs: number[] };
@@ -217,18 +224,43 @@ async function splitCpus(cluster: Cluster): Promise<void> {
   await pin(process.pid, CLIENT_CPU);
 }
 
+/** How the operator runs: its flags, its build (`cli`, this checkout's when undefined), its node. */
+interface OperatorRun {
+  flags: string[];
+  cli: string | undefined;
+  node: { cgroup: MemoryCgroup | undefined; options: string[]; cpu: number | undefined };
+}
+
+/** The floor of N, then one operator phase per build, each against that floor. */
 async function run(
   cluster: Cluster,
   n: number,
-  flags: string[],
-  node: { cgroup: MemoryCgroup | undefined; options: string[]; cpu: number | undefined },
+  operators: readonly OperatorRun[],
+  perNamespace: number,
+  profiling: Profiling | undefined,
+): Promise<Result[]> {
+  process.stderr.write(`N=${n}: floor…\n`);
+  const floorPhase = await floor(cluster, n, perNamespace, profiling);
+  process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s\n`);
+  const results: Result[] = [];
+  for (const operator of operators) {
+    process.stderr.write(`N=${n}: operator (${buildName(operator.cli)})…\n`);
+    results.push(await runOperator(cluster, n, floorPhase, operator, perNamespace, profiling));
+  }
+  return results;
+}
+
+const buildName = (cli: string | undefined): string => cli ?? 'this checkout';
+
+async function runOperator(
+  cluster: Cluster,
+  n: number,
+  floorPhase: Result['floor'],
+  { flags, cli, node }: OperatorRun,
   perNamespace: number,
   profiling: Profiling | undefined,
 ): Promise<Result> {
   const { client, kubeconfig } = cluster;
-  process.stderr.write(`N=${n}: floor…\n`);
-  const floorPhase = await floor(cluster, n, perNamespace, profiling);
-  process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s; operator…\n`);
   const layout = await createLayout(client, `bench-${n}`, n, perNamespace);
   const namespaces = layout.map((slot) => slot.namespace);
   const operator = await startOperatorProcess(
@@ -236,7 +268,7 @@ async function run(
     namespaces[0]!,
     [`--resync-period=${RESYNC}`, ...operatorScope(namespaces), ...flags],
     'operator',
-    { nodeArgs: node.options, ...launcherOf(node) },
+    { nodeArgs: node.options, ...launcherOf(node), ...(cli === undefined ? {} : { cli }) },
   );
   const { url } = operator;
   try {
@@ -292,6 +324,7 @@ async function run(
     );
     const result = {
       n,
+      build: buildName(cli),
       serversPerNamespace: perNamespace,
       floor: floorPhase,
       operator: operatorPhase,
@@ -328,8 +361,13 @@ const perServer = (counts: Record<string, number>) =>
     .map(([key, count]) => `${key} ${count.toFixed(2)}`)
     .join(', ');
 
+/** The operator process's CPU milliseconds per server in the operator phase. */
+const operatorCpuMs = (r: Result): number => ((r.operator.cpu['operator'] ?? 0) * 1000) / r.n;
+
 function printSummary(results: Result[], print = (line: string) => console.log(line)): void {
-  print('    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server');
+  print(
+    '    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server  operator CPU (ms/server)  build',
+  );
   for (const r of results) {
     print(
       [
@@ -340,6 +378,8 @@ function printSummary(results: Result[], print = (line: string) => console.log(l
         fixed(15, 0)(r.peakRssMb),
         fixed(16, 2)(r.requestsPerObject),
         fixed(14, 2)(r.writesPerObject),
+        fixed(25)(operatorCpuMs(r)),
+        ` ${r.build}`,
       ].join(' '),
     );
   }
@@ -357,7 +397,7 @@ function printDetail(results: Result[]): void {
     const total = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
     console.log(
       [
-        `N=${r.n}, ${r.serversPerNamespace} servers per namespace`,
+        `N=${r.n}, ${r.serversPerNamespace} servers per namespace, ${r.build}`,
         `  status writes/server by Ready reason: ${perServer(r.statusWrites)}`,
         `  requests/server by verb and resource: ${perServer(r.byRequest)}`,
         `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
@@ -378,13 +418,19 @@ async function main(): Promise<void> {
   const perNamespaceFlag = '--servers-per-namespace=';
   const split = '--split-cpus';
   const profileFlag = '--profile-control-plane=';
+  const cliFlag = '--cli=';
   const benchFlag = (a: string) =>
     a === noCgroup ||
     a === split ||
+    a.startsWith(cliFlag) ||
     a.startsWith(nodeOptionsFlag) ||
     a.startsWith(perNamespaceFlag) ||
     a.startsWith(profileFlag);
   const profileDir = args.find((a) => a.startsWith(profileFlag))?.slice(profileFlag.length);
+  const clis = args.filter((a) => a.startsWith(cliFlag)).map((a) => a.slice(cliFlag.length));
+  // Each N's control-plane profiles are of one operator phase.
+  if (profileDir !== undefined && clis.length > 1)
+    throw new Error(`${profileFlag} profiles one build: give at most one ${cliFlag}`);
   const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
   const nodeOptions =
     args
@@ -416,9 +462,10 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     if (cpu !== undefined) await splitCpus(cluster);
+    const node = { cgroup, options: nodeOptions, cpu };
+    const operators = (clis.length > 0 ? clis : [undefined]).map((cli) => ({ flags, cli, node }));
     for (const n of ns) {
-      const node = { cgroup, options: nodeOptions, cpu };
-      results.push(await run(cluster, n, flags, node, perNamespace(n), profilingOf(n)));
+      results.push(...(await run(cluster, n, operators, perNamespace(n), profilingOf(n))));
     }
   } finally {
     await cluster.stop();
