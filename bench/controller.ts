@@ -122,6 +122,8 @@ interface Result {
   timeline: Timeline;
   requestsPerObject: number;
   writesPerObject: number;
+  /** Reconcile passes per server until quiet: each costs the operator CPU. */
+  passesPerObject: number;
   /** Status writes per server, by the Ready reason each wrote. */
   statusWrites: Record<string, number>;
   /** Requests per server by `<verb> <resource>`. */
@@ -331,6 +333,7 @@ async function runOperator(
       timeline: timeline(ready, available, started),
       requestsPerObject: (settled.requests - before.requests) / n,
       writesPerObject: (settled.writes - before.writes) / n,
+      passesPerObject: (settled.reconciles - before.reconciles) / n,
       statusWrites: Object.fromEntries(
         Object.entries(statusWritten).map(([reason, count]) => [reason, count / n]),
       ),
@@ -400,6 +403,7 @@ function printDetail(results: Result[]): void {
         `N=${r.n}, ${r.serversPerNamespace} servers per namespace, ${r.build}`,
         `  status writes/server by Ready reason: ${perServer(r.statusWrites)}`,
         `  requests/server by verb and resource: ${perServer(r.byRequest)}`,
+        `  reconcile passes/server until quiet: ${r.passesPerObject.toFixed(2)}`,
         `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
         `  Deployments available half/90%/all (s): floor ${[0.5, 0.9, 1].map((f) => fixed(0)(floor.progress.at(f))).join('/')}, operator phase ${[0.5, 0.9, 1].map((f) => fixed(0)(quantile(r.timeline.availableSeconds, f))).join('/')}`,
         `  per server p50/p90/max (s): floor ${stagesText({ rollout: floor.rolloutMs })}; operator phase ${stagesText(r.timeline.stages)}`,
