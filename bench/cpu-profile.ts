@@ -42,7 +42,12 @@ const CATEGORIES: [name: string, matches: (frame: CallFrame) => boolean][] = [
   [IDLE, (f) => f.functionName === IDLE],
   ['logging', (f) => /\/(pino|sonic-boom)\//.test(f.url)],
   ['metrics', (f) => /\/prom-client\//.test(f.url)],
-  ['applied hash', (f) => /^(appliedHash|withHashes|sortedKeys)$/.test(f.functionName)],
+  [
+    'applied hash',
+    (f) =>
+      /^(appliedHash|sortedKeys)$/.test(f.functionName) ||
+      (f.functionName === 'desired' && /\/controller\/apply-memo\./.test(f.url)),
+  ],
   // The rest of apply.ts is needsApply: covers and its helpers.
   ['needsApply (covers)', (f) => /\/kube\/apply\./.test(f.url) || f.functionName === 'needsApply'],
   ['render', (f) => /\/controller\/render\/|\/bridge\//.test(f.url)],
