@@ -23,11 +23,12 @@
  * process in each phase (the API server's extra work in the operator phase is what our
  * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
- *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--servers-per-namespace=K]
+ *   node bench/controller.ts [--no-cgroup] [--node-options=<flags> ...] [--servers-per-namespace=K]
  *     [--split-cpus] [--profile-control-plane=<dir>] [--cli=<entry point> ...]
  *     [--operator-flag=value ...] [N ...]
  *
- * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
+ * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>); given
+ * more than once, like --cli, each set runs as an operator phase of its own after the same floor.
  * --cli runs another build of the operator (another checkout's dist/cli.js) instead of this
  * one's; given more than once, each N's floor is followed by one operator phase per build, one
  * after the other, so that builds compare in one run under the same load (the operator's CPU
@@ -246,23 +247,26 @@ async function run(
   process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s\n`);
   const results: Result[] = [];
   for (const operator of operators) {
-    process.stderr.write(`N=${n}: operator (${buildName(operator.cli)})…\n`);
+    process.stderr.write(`N=${n}: operator (${variantName(operator)})…\n`);
     results.push(await runOperator(cluster, n, floorPhase, operator, perNamespace, profiling));
   }
   return results;
 }
 
-const buildName = (cli: string | undefined): string => cli ?? 'this checkout';
+/** The build, and the Node flags added to the chart's when there are any. */
+const variantName = ({ cli, node }: OperatorRun): string =>
+  [cli ?? 'this checkout', ...node.options].join(' ');
 
 async function runOperator(
   cluster: Cluster,
   n: number,
   floorPhase: Result['floor'],
-  { flags, cli, node }: OperatorRun,
+  operatorRun: OperatorRun,
   perNamespace: number,
   profiling: Profiling | undefined,
 ): Promise<Result> {
   const { client, kubeconfig } = cluster;
+  const { flags, cli, node } = operatorRun;
   const layout = await createLayout(client, `bench-${n}`, n, perNamespace);
   const namespaces = layout.map((slot) => slot.namespace);
   const operator = await startOperatorProcess(
@@ -326,7 +330,7 @@ async function runOperator(
     );
     const result = {
       n,
-      build: buildName(cli),
+      build: variantName(operatorRun),
       serversPerNamespace: perNamespace,
       floor: floorPhase,
       operator: operatorPhase,
@@ -432,16 +436,13 @@ async function main(): Promise<void> {
     a.startsWith(profileFlag);
   const profileDir = args.find((a) => a.startsWith(profileFlag))?.slice(profileFlag.length);
   const clis = args.filter((a) => a.startsWith(cliFlag)).map((a) => a.slice(cliFlag.length));
-  // Each N's control-plane profiles are of one operator phase.
-  if (profileDir !== undefined && clis.length > 1)
-    throw new Error(`${profileFlag} profiles one build: give at most one ${cliFlag}`);
   const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
-  const nodeOptions =
-    args
-      .find((a) => a.startsWith(nodeOptionsFlag))
-      ?.slice(nodeOptionsFlag.length)
-      .split(' ')
-      .filter(Boolean) ?? [];
+  const nodeOptionSets = args
+    .filter((a) => a.startsWith(nodeOptionsFlag))
+    .map((a) => a.slice(nodeOptionsFlag.length).split(' ').filter(Boolean));
+  // Each N's control-plane profiles are of one operator phase.
+  if (profileDir !== undefined && Math.max(clis.length, 1) * Math.max(nodeOptionSets.length, 1) > 1)
+    throw new Error(`${profileFlag} profiles one operator: one ${cliFlag}, one ${nodeOptionsFlag}`);
   const perNamespaceArg = args.find((a) => a.startsWith(perNamespaceFlag));
   const perNamespace = (n: number) =>
     perNamespaceArg === undefined
@@ -466,8 +467,13 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     if (cpu !== undefined) await splitCpus(cluster);
-    const node = { cgroup, options: nodeOptions, cpu };
-    const operators = (clis.length > 0 ? clis : [undefined]).map((cli) => ({ flags, cli, node }));
+    const operators = (clis.length > 0 ? clis : [undefined]).flatMap((cli) =>
+      (nodeOptionSets.length > 0 ? nodeOptionSets : [[]]).map((options) => ({
+        flags,
+        cli,
+        node: { cgroup, options, cpu },
+      })),
+    );
     for (const n of ns) {
       results.push(...(await run(cluster, n, operators, perNamespace(n), profilingOf(n))));
     }
@@ -478,7 +484,7 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(
-    `operator flags: ${flags.join(' ') || '(defaults)'}; ${describeChartOperator(await chartOperator(), nodeOptions)}; operator: ${where}; ${cpu === undefined ? 'cores shared' : `control plane on CPU ${CONTROL_PLANE_CPU}, operator and bench on CPU ${CLIENT_CPU}`}; load average ${load}`,
+    `operator flags: ${flags.join(' ') || '(defaults)'}; ${describeChartOperator(await chartOperator(), [])}; operator: ${where}; ${cpu === undefined ? 'cores shared' : `control plane on CPU ${CONTROL_PLANE_CPU}, operator and bench on CPU ${CLIENT_CPU}`}; load average ${load}`,
   );
   printSummary(results);
   printDetail(results);
