@@ -14,7 +14,7 @@
  *   neither changes, that is for the same applied hash and the same live uid and
  *   resourceVersion (the API server changes the resourceVersion with every write).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { appliedHash, needsApply, withHash, APPLIED_HASH_ANNOTATION } from '../kube/apply.ts';
 import type { KubeObject } from '../kube/resources.ts';
 
@@ -42,7 +42,7 @@ export class ApplyMemo {
    * Later passes get the same objects: no caller changes them.
    */
   desired(key: string, inputs: unknown, render: () => readonly KubeObject[]): KubeObject[] {
-    const digest = createHash('sha256').update(JSON.stringify(inputs)).digest('base64');
+    const digest = hash('sha256', JSON.stringify(inputs), 'base64');
     let remembered = this.#byServer.get(key);
     if (remembered?.inputs !== digest) {
       const desired = render().map((obj) => withHash(obj, appliedHash(obj)));
