@@ -23,10 +23,16 @@
  * process in each phase (the API server's extra work in the operator phase is what our
  * requests cost it), and per server where the operator phase went (bench/timeline.ts).
  *
- *   node bench/controller.ts [--no-cgroup] [--node-options=<flags>] [--servers-per-namespace=K]
- *     [--split-cpus] [--profile-control-plane=<dir>] [--operator-flag=value ...] [N ...]
+ *   node bench/controller.ts [--no-cgroup] [--node-options=<flags> ...] [--servers-per-namespace=K]
+ *     [--split-cpus] [--profile-control-plane=<dir>] [--cli=<entry point> ...]
+ *     [--operator-flag=value ...] [N ...]
  *
- * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>).
+ * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>); given
+ * more than once, like --cli, each set runs as an operator phase of its own after the same floor.
+ * --cli runs another build of the operator (another checkout's dist/cli.js) instead of this
+ * one's; given more than once, each N's floor is followed by one operator phase per build, one
+ * after the other, so that builds compare in one run under the same load (the operator's CPU
+ * milliseconds per server above all, which the load moves less than the elapsed time).
  * --split-cpus runs the control plane on one core and the operator and the bench on the other
  * (bench/cpus.ts): the ratio then leaves out the operator's own CPU, as a worker node would.
  * --profile-control-plane records Go CPU profiles of kube-apiserver and kube-controller-manager
@@ -108,6 +114,8 @@ interface Profiling {
 
 interface Result {
   n: number;
+  /** The operator's build: this checkout's, or the entry point `--cli` named. */
+  build: string;
   serversPerNamespace: number;
   /** With the milliseconds from each floor Deployment seen to available. */
   floor: Phase & { rolloutMs: number[] };
@@ -115,6 +123,8 @@ interface Result {
   timeline: Timeline;
   requestsPerObject: number;
   writesPerObject: number;
+  /** Reconcile passes per server until quiet: each costs the operator CPU. */
+  passesPerObject: number;
   /** Status writes per server, by the Ready reason each wrote. */
   statusWrites: Record<string, number>;
   /** Requests per server by `<verb> <resource>`. */
@@ -217,18 +227,46 @@ async function splitCpus(cluster: Cluster): Promise<void> {
   await pin(process.pid, CLIENT_CPU);
 }
 
+/** How the operator runs: its flags, its build (`cli`, this checkout's when undefined), its node. */
+interface OperatorRun {
+  flags: string[];
+  cli: string | undefined;
+  node: { cgroup: MemoryCgroup | undefined; options: string[]; cpu: number | undefined };
+}
+
+/** The floor of N, then one operator phase per build, each against that floor. */
 async function run(
   cluster: Cluster,
   n: number,
-  flags: string[],
-  node: { cgroup: MemoryCgroup | undefined; options: string[]; cpu: number | undefined },
+  operators: readonly OperatorRun[],
+  perNamespace: number,
+  profiling: Profiling | undefined,
+): Promise<Result[]> {
+  process.stderr.write(`N=${n}: floor…\n`);
+  const floorPhase = await floor(cluster, n, perNamespace, profiling);
+  process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s\n`);
+  const results: Result[] = [];
+  for (const operator of operators) {
+    process.stderr.write(`N=${n}: operator (${variantName(operator)})…\n`);
+    results.push(await runOperator(cluster, n, floorPhase, operator, perNamespace, profiling));
+  }
+  return results;
+}
+
+/** The build, and the Node flags added to the chart's when there are any. */
+const variantName = ({ cli, node }: OperatorRun): string =>
+  [cli ?? 'this checkout', ...node.options].join(' ');
+
+async function runOperator(
+  cluster: Cluster,
+  n: number,
+  floorPhase: Result['floor'],
+  operatorRun: OperatorRun,
   perNamespace: number,
   profiling: Profiling | undefined,
 ): Promise<Result> {
   const { client, kubeconfig } = cluster;
-  process.stderr.write(`N=${n}: floor…\n`);
-  const floorPhase = await floor(cluster, n, perNamespace, profiling);
-  process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s; operator…\n`);
+  const { flags, cli, node } = operatorRun;
   const layout = await createLayout(client, `bench-${n}`, n, perNamespace);
   const namespaces = layout.map((slot) => slot.namespace);
   const operator = await startOperatorProcess(
@@ -236,7 +274,7 @@ async function run(
     namespaces[0]!,
     [`--resync-period=${RESYNC}`, ...operatorScope(namespaces), ...flags],
     'operator',
-    { nodeArgs: node.options, ...launcherOf(node) },
+    { nodeArgs: node.options, ...launcherOf(node), ...(cli === undefined ? {} : { cli }) },
   );
   const { url } = operator;
   try {
@@ -292,12 +330,14 @@ async function run(
     );
     const result = {
       n,
+      build: variantName(operatorRun),
       serversPerNamespace: perNamespace,
       floor: floorPhase,
       operator: operatorPhase,
       timeline: timeline(ready, available, started),
       requestsPerObject: (settled.requests - before.requests) / n,
       writesPerObject: (settled.writes - before.writes) / n,
+      passesPerObject: (settled.reconciles - before.reconciles) / n,
       statusWrites: Object.fromEntries(
         Object.entries(statusWritten).map(([reason, count]) => [reason, count / n]),
       ),
@@ -328,8 +368,13 @@ const perServer = (counts: Record<string, number>) =>
     .map(([key, count]) => `${key} ${count.toFixed(2)}`)
     .join(', ');
 
+/** The operator process's CPU milliseconds per server in the operator phase. */
+const operatorCpuMs = (r: Result): number => ((r.operator.cpu['operator'] ?? 0) * 1000) / r.n;
+
 function printSummary(results: Result[], print = (line: string) => console.log(line)): void {
-  print('    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server');
+  print(
+    '    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server  operator CPU (ms/server)  build',
+  );
   for (const r of results) {
     print(
       [
@@ -340,6 +385,8 @@ function printSummary(results: Result[], print = (line: string) => console.log(l
         fixed(15, 0)(r.peakRssMb),
         fixed(16, 2)(r.requestsPerObject),
         fixed(14, 2)(r.writesPerObject),
+        fixed(25)(operatorCpuMs(r)),
+        ` ${r.build}`,
       ].join(' '),
     );
   }
@@ -357,9 +404,10 @@ function printDetail(results: Result[]): void {
     const total = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
     console.log(
       [
-        `N=${r.n}, ${r.serversPerNamespace} servers per namespace`,
+        `N=${r.n}, ${r.serversPerNamespace} servers per namespace, ${r.build}`,
         `  status writes/server by Ready reason: ${perServer(r.statusWrites)}`,
         `  requests/server by verb and resource: ${perServer(r.byRequest)}`,
+        `  reconcile passes/server until quiet: ${r.passesPerObject.toFixed(2)}`,
         `  half/90% ready (s): floor ${fixed(0)(floor.progress.at(0.5))}/${fixed(0)(floor.progress.at(0.9))}, operator ${fixed(0)(operator.progress.at(0.5))}/${fixed(0)(operator.progress.at(0.9))}`,
         `  Deployments available half/90%/all (s): floor ${[0.5, 0.9, 1].map((f) => fixed(0)(floor.progress.at(f))).join('/')}, operator phase ${[0.5, 0.9, 1].map((f) => fixed(0)(quantile(r.timeline.availableSeconds, f))).join('/')}`,
         `  per server p50/p90/max (s): floor ${stagesText({ rollout: floor.rolloutMs })}; operator phase ${stagesText(r.timeline.stages)}`,
@@ -378,20 +426,23 @@ async function main(): Promise<void> {
   const perNamespaceFlag = '--servers-per-namespace=';
   const split = '--split-cpus';
   const profileFlag = '--profile-control-plane=';
+  const cliFlag = '--cli=';
   const benchFlag = (a: string) =>
     a === noCgroup ||
     a === split ||
+    a.startsWith(cliFlag) ||
     a.startsWith(nodeOptionsFlag) ||
     a.startsWith(perNamespaceFlag) ||
     a.startsWith(profileFlag);
   const profileDir = args.find((a) => a.startsWith(profileFlag))?.slice(profileFlag.length);
+  const clis = args.filter((a) => a.startsWith(cliFlag)).map((a) => a.slice(cliFlag.length));
   const flags = args.filter((a) => a.startsWith('--') && !benchFlag(a));
-  const nodeOptions =
-    args
-      .find((a) => a.startsWith(nodeOptionsFlag))
-      ?.slice(nodeOptionsFlag.length)
-      .split(' ')
-      .filter(Boolean) ?? [];
+  const nodeOptionSets = args
+    .filter((a) => a.startsWith(nodeOptionsFlag))
+    .map((a) => a.slice(nodeOptionsFlag.length).split(' ').filter(Boolean));
+  // Each N's control-plane profiles are of one operator phase.
+  if (profileDir !== undefined && Math.max(clis.length, 1) * Math.max(nodeOptionSets.length, 1) > 1)
+    throw new Error(`${profileFlag} profiles one operator: one ${cliFlag}, one ${nodeOptionsFlag}`);
   const perNamespaceArg = args.find((a) => a.startsWith(perNamespaceFlag));
   const perNamespace = (n: number) =>
     perNamespaceArg === undefined
@@ -416,9 +467,15 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     if (cpu !== undefined) await splitCpus(cluster);
+    const operators = (clis.length > 0 ? clis : [undefined]).flatMap((cli) =>
+      (nodeOptionSets.length > 0 ? nodeOptionSets : [[]]).map((options) => ({
+        flags,
+        cli,
+        node: { cgroup, options, cpu },
+      })),
+    );
     for (const n of ns) {
-      const node = { cgroup, options: nodeOptions, cpu };
-      results.push(await run(cluster, n, flags, node, perNamespace(n), profilingOf(n)));
+      results.push(...(await run(cluster, n, operators, perNamespace(n), profilingOf(n))));
     }
   } finally {
     await cluster.stop();
@@ -427,7 +484,7 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(
-    `operator flags: ${flags.join(' ') || '(defaults)'}; ${describeChartOperator(await chartOperator(), nodeOptions)}; operator: ${where}; ${cpu === undefined ? 'cores shared' : `control plane on CPU ${CONTROL_PLANE_CPU}, operator and bench on CPU ${CLIENT_CPU}`}; load average ${load}`,
+    `operator flags: ${flags.join(' ') || '(defaults)'}; ${describeChartOperator(await chartOperator(), [])}; operator: ${where}; ${cpu === undefined ? 'cores shared' : `control plane on CPU ${CONTROL_PLANE_CPU}, operator and bench on CPU ${CLIENT_CPU}`}; load average ${load}`,
   );
   printSummary(results);
   printDetail(results);

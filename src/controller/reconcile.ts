@@ -171,9 +171,13 @@ export class Reconciler {
       ...resolveReferences(server, this.#o.caches.references),
       ...(baseline.kind === 'tools' ? { approvedTools: baseline.tools } : {}),
     };
-    const desired = this.#memo.withHashes(
+    const { uid, name, namespace } = server.metadata;
+    // Everything render reads besides the options, which are the process's own.
+    const inputs = { uid, name, namespace, spec: server.spec, resolved };
+    const desired = this.#memo.desired(
       key,
-      render(server, this.#o.renderOptions, resolved) as KubeObject[],
+      inputs,
+      () => render(server, this.#o.renderOptions, resolved) as KubeObject[],
     );
     const pass = await this.#apply(server, desired, log);
     if (pass.failure === undefined) {

@@ -118,7 +118,8 @@ export class ResultStore {
   }
 
   forget(key: string): void {
-    this.#results.delete(key);
+    // Every pass over a server with discovery off asks: its gauges were never set.
+    if (!this.#results.delete(key)) return;
     this.#lastAttempt?.remove({ server: key });
     this.#lastSuccess?.remove({ server: key });
     this.#failingSince?.remove({ server: key });

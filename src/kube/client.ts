@@ -10,7 +10,6 @@
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import { createInterface } from 'node:readline';
 import { OperatorError, operatorError } from '../errors.ts';
 import type { ClientConfig } from './config.ts';
 import { resourceOfPath, type KubeObject } from './resources.ts';
@@ -168,6 +167,51 @@ function parseStatus(text: string, status: number): Status {
   }
 }
 
+/**
+ * Splits a stream of bytes into lines (newline-delimited JSON: one watch event a line) and hands
+ * each to `onLine` without its newline. The bytes are split before they are decoded, so each
+ * line is decoded once, whole; node:readline decodes every chunk and slices and joins strings,
+ * and a watch event often spans chunks (a Deployment's is several KiB, a TLS record at most
+ * 16). A newline byte is never part of a multi-byte UTF-8 character (RFC 3629), and JSON.parse
+ * takes the carriage return of a CRLF as whitespace.
+ */
+export class LineSplitter {
+  readonly #onLine: (line: string) => void;
+  /** The start of a line whose newline has not come yet, in the chunks it came in. */
+  #partial: Buffer[] = [];
+
+  constructor(onLine: (line: string) => void) {
+    this.#onLine = onLine;
+  }
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (let end = chunk.indexOf(NEWLINE); end !== -1; end = chunk.indexOf(NEWLINE, start)) {
+      const tail = chunk.subarray(start, end);
+      start = end + 1;
+      if (this.#partial.length === 0) {
+        this.#onLine(tail.toString('utf8'));
+        continue;
+      }
+      this.#partial.push(tail);
+      const line = Buffer.concat(this.#partial).toString('utf8');
+      this.#partial = [];
+      this.#onLine(line);
+    }
+    if (start < chunk.length) this.#partial.push(chunk.subarray(start));
+  }
+
+  /** The stream ended: a last line without its newline is a line too. */
+  end(): void {
+    if (this.#partial.length === 0) return;
+    const line = Buffer.concat(this.#partial).toString('utf8');
+    this.#partial = [];
+    this.#onLine(line);
+  }
+}
+
+const NEWLINE = 0x0a;
+
 interface Transport {
   module: typeof http | typeof https;
   agent: http.Agent;
@@ -306,13 +350,11 @@ class HttpKubeClient implements KubeClient {
     if (status !== 200) {
       throw new KubeApiError(`WATCH ${path}`, status, parseStatus(await readBody(res), status));
     }
-    // readline does not pass on errors of its input: catch them here, rethrow below.
-    let streamError: Error | undefined;
-    res.on('error', (err) => (streamError = err));
+    const lines = new LineSplitter((line) => {
+      if (line.length > 0) onEvent(JSON.parse(line) as WatchEvent);
+    });
     try {
-      for await (const line of createInterface({ input: res, crlfDelay: Infinity })) {
-        if (line !== '') onEvent(JSON.parse(line) as WatchEvent);
-      }
+      for await (const chunk of res) lines.push(chunk as Buffer);
     } catch (err) {
       // A failed stream, or an ERROR event the handler threw on: the connection is not reusable.
       req.destroy();
@@ -320,8 +362,8 @@ class HttpKubeClient implements KubeClient {
       return;
     }
     if (signal.aborted) return;
-    if (streamError !== undefined) throw streamError;
     if (!res.complete) throw new Error(`WATCH ${path}: connection dropped`);
+    lines.end();
   }
 
   close(): void {

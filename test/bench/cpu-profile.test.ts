@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize, type CpuProfile } from '../../bench/cpu-profile.ts';
+import { callPath, summarize, type CpuProfile } from '../../bench/cpu-profile.ts';
 
 const frame = (functionName: string, url = '') => ({ functionName, url, lineNumber: 0 });
 
@@ -48,5 +48,22 @@ describe('summarize', () => {
     expect([...summary.byFunction.get('applied hash')!.keys()]).toEqual([
       'sortedKeys dist/kube/apply.js:1',
     ]);
+  });
+});
+
+describe('callPath', () => {
+  it("names the function, then the operator's own nearest callers, skipping libraries and Node", () => {
+    const stack = [
+      frame('stringify'),
+      frame('write', 'node:internal/streams/writable'),
+      frame('#writeStatus', 'file:///app/dist/controller/reconcile.js'),
+      frame('info', 'file:///app/node_modules/pino/lib/proto.js'),
+      frame('reconcile', 'file:///app/dist/controller/reconcile.js'),
+      frame('#process', 'file:///app/dist/kube/queue.js'),
+      frame('handler', 'file:///app/dist/controller/manager.js'),
+    ];
+    expect(callPath(stack)).toBe(
+      'stringify :1 ← #writeStatus dist/controller/reconcile.js:1 ← reconcile dist/controller/reconcile.js:1 ← #process dist/kube/queue.js:1',
+    );
   });
 });

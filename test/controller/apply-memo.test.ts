@@ -17,40 +17,64 @@ const service = (port: number): KubeObject & { spec: unknown } => ({
 
 const hashOf = (obj: KubeObject) => obj.metadata.annotations?.[APPLIED_HASH_ANNOTATION];
 
+/** A server's objects, rendered from its port; counts the renders. */
+function renderer() {
+  const counted = { renders: 0 };
+  const render = (name: string, port: number) => () => {
+    counted.renders += 1;
+    return [serviceAccount(name), service(port)];
+  };
+  return { counted, render };
+}
+
 describe('ApplyMemo', () => {
   it('annotates each object with exactly its appliedHash, pass after pass', () => {
-    const hashes = new ApplyMemo();
-    const rendered = () => [serviceAccount('srv'), service(3000)];
-    const expected = rendered().map((obj) => withHash(obj, appliedHash(obj)));
+    const memo = new ApplyMemo();
+    const { render } = renderer();
+    const expected = render('srv', 3000)().map((obj) => withHash(obj, appliedHash(obj)));
 
-    expect(hashes.withHashes('ns/srv', rendered())).toEqual(expected);
-    expect(hashes.withHashes('ns/srv', rendered())).toEqual(expected);
+    expect(memo.desired('ns/srv', { port: 3000 }, render('srv', 3000))).toEqual(expected);
+    expect(memo.desired('ns/srv', { port: 3000 }, render('srv', 3000))).toEqual(expected);
   });
 
-  it('gives a changed object its new hash, and an unchanged one its old', () => {
-    const hashes = new ApplyMemo();
-    const [account, before] = hashes.withHashes('ns/srv', [serviceAccount('srv'), service(3000)]);
-    const [accountAfter, after] = hashes.withHashes('ns/srv', [
-      serviceAccount('srv'),
-      service(4000),
-    ]);
+  it('renders again only when the inputs changed, and then with the new hashes', () => {
+    const memo = new ApplyMemo();
+    const { counted, render } = renderer();
+    const [account, before] = memo.desired('ns/srv', { port: 3000 }, render('srv', 3000));
+    // Equal inputs in another object, as the next watch event brings them.
+    memo.desired('ns/srv', { port: 3000 }, render('srv', 3000));
+    expect(counted.renders).toBe(1);
 
+    const [accountAfter, after] = memo.desired('ns/srv', { port: 4000 }, render('srv', 4000));
+
+    expect(counted.renders).toBe(2);
     expect(hashOf(after!)).toBe(appliedHash(service(4000)));
     expect(hashOf(after!)).not.toBe(hashOf(before!));
     expect(hashOf(accountAfter!)).toBe(hashOf(account!));
   });
 
-  it('keeps servers apart: the same key is never answered with another server’s hashes', () => {
-    const hashes = new ApplyMemo();
-    hashes.withHashes('ns/a', [serviceAccount('a')]);
-    const [b] = hashes.withHashes('ns/b', [serviceAccount('b')]);
+  it('keeps servers apart: the same inputs under another key are rendered for that server', () => {
+    const memo = new ApplyMemo();
+    const { render } = renderer();
+    memo.desired('ns/a', { port: 3000 }, render('a', 3000));
+    const [b] = memo.desired('ns/b', { port: 3000 }, render('b', 3000));
 
-    expect(hashOf(b!)).toBe(appliedHash(serviceAccount('b')));
+    expect(b).toEqual(withHash(serviceAccount('b'), appliedHash(serviceAccount('b'))));
+  });
+
+  it('renders again for a server forgotten and created anew', () => {
+    const memo = new ApplyMemo();
+    const { counted, render } = renderer();
+    memo.desired('ns/srv', { port: 3000 }, render('srv', 3000));
+    memo.forget('ns/srv');
+    memo.desired('ns/srv', { port: 3000 }, render('srv', 3000));
+
+    expect(counted.renders).toBe(2);
   });
 
   it('leaves the rendered objects as they were', () => {
     const rendered = [service(3000)];
-    new ApplyMemo().withHashes('ns/srv', rendered);
+    new ApplyMemo().desired('ns/srv', { port: 3000 }, () => rendered);
 
     expect(rendered).toEqual([service(3000)]);
   });
@@ -71,7 +95,7 @@ const portEdited = (desired: KubeObject, resourceVersion: string, uid?: string) 
 /** A memo that found the stored Service (resourceVersion 7) up to date. */
 function checkedOnce() {
   const memo = new ApplyMemo();
-  const [desired] = memo.withHashes('ns/srv', [service(3000)]);
+  const [desired] = memo.desired('ns/srv', { port: 3000 }, () => [service(3000)]);
   expect(memo.needsApply('ns/srv', desired!, stored(desired!, '7'))).toBe(false);
   return { memo, desired: desired! };
 }
@@ -79,7 +103,7 @@ function checkedOnce() {
 describe('ApplyMemo.needsApply', () => {
   it('needs no apply for a live object that has what was rendered, pass after pass', () => {
     const memo = new ApplyMemo();
-    const [desired] = memo.withHashes('ns/srv', [service(3000)]);
+    const [desired] = memo.desired('ns/srv', { port: 3000 }, () => [service(3000)]);
     const live = stored(desired!, '7');
 
     expect(memo.needsApply('ns/srv', desired!, live)).toBe(false);
@@ -94,11 +118,11 @@ describe('ApplyMemo.needsApply', () => {
 
   it('needs an apply when the rendering changed, and for an object not yet created', () => {
     const memo = new ApplyMemo();
-    const [before] = memo.withHashes('ns/srv', [service(3000)]);
+    const [before] = memo.desired('ns/srv', { port: 3000 }, () => [service(3000)]);
     const live = stored(before!, '7');
     expect(memo.needsApply('ns/srv', before!, live)).toBe(false);
 
-    const [after] = memo.withHashes('ns/srv', [service(4000)]);
+    const [after] = memo.desired('ns/srv', { port: 4000 }, () => [service(4000)]);
 
     expect(memo.needsApply('ns/srv', after!, live)).toBe(true);
     expect(memo.needsApply('ns/srv', after!, undefined)).toBe(true);

@@ -137,6 +137,76 @@ describe('Reconciler', () => {
     expect(last).toBeUndefined();
   });
 
+  it('renders again for a changed spec, and for a changed Secret that the pods read at start', async () => {
+    const secrets = collectionPath(SECRET, NAMESPACE);
+    const servers = collectionPath(MCP_SERVER, NAMESPACE);
+    const deployments = collectionPath(RENDERED_TYPES.Deployment, NAMESPACE);
+    const { client, caches, reconciler } = await reconcilerFor({
+      image: 'node:24-slim',
+      transport: 'stdio',
+      command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
+      env: [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'creds', key: 'token' } } }],
+      discovery: { enabled: false },
+    });
+    client.create(secrets, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'creds', namespace: NAMESPACE },
+    });
+    const cached = <T>(what: string, read: () => T | undefined) =>
+      waitFor(what, read, { timeoutMs: 5_000 });
+    const liveDeployment = () =>
+      client.objects.get(deployments)!.get('everything') as unknown as {
+        metadata: { resourceVersion: string };
+        spec: {
+          template: {
+            metadata: { annotations: Record<string, string> };
+            spec: { containers: { image: string }[] };
+          };
+        };
+      };
+    const inCache = async (resourceVersion: string) =>
+      cached('the cache to hold the last Deployment', () =>
+        caches.rendered.Deployment.store.get(KEY)?.metadata.resourceVersion === resourceVersion
+          ? true
+          : undefined,
+      );
+    await cached('the Secret in the cache', () =>
+      caches.references.Secret.store.get(`${NAMESPACE}/creds`),
+    );
+    await reconciler.reconcile(KEY);
+    const first = liveDeployment();
+    await inCache(first.metadata.resourceVersion);
+    await reconciler.reconcile(KEY);
+    expect(liveDeployment().metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+
+    // A new value of the Secret: only its resourceVersion reaches the checksum.
+    const secret = client.objects.get(secrets)!.get('creds')!;
+    const rotated = client.update(secrets, { ...secret, data: { token: 'bmV3' } } as never);
+    await cached('the new Secret in the cache', () =>
+      caches.references.Secret.store.get(`${NAMESPACE}/creds`)?.metadata.resourceVersion ===
+      rotated.metadata.resourceVersion
+        ? true
+        : undefined,
+    );
+    await reconciler.reconcile(KEY);
+    const rolled = liveDeployment();
+    const checksum = (d: typeof first) =>
+      d.spec.template.metadata.annotations['mcp-operator.dev/config-checksum'];
+    expect(checksum(rolled)).not.toBe(checksum(first));
+    await inCache(rolled.metadata.resourceVersion);
+
+    // A new image with the same generation: what render reads is the spec itself.
+    const server = client.objects.get(servers)!.get('everything')!;
+    const spec = (server as unknown as { spec: MCPServerSpec }).spec;
+    client.update(servers, { ...server, spec: { ...spec, image: 'node:24' } } as never);
+    await cached('the new spec in the cache', () =>
+      caches.servers.store.get(KEY)?.spec.image === 'node:24' ? true : undefined,
+    );
+    await reconciler.reconcile(KEY);
+    expect(liveDeployment().spec.template.spec.containers.map((c) => c.image)).toContain('node:24');
+  });
+
   describe('a failed apply', () => {
     const spec: MCPServerSpec = {
       image: 'node:24-slim',
