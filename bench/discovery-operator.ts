@@ -203,7 +203,7 @@ async function round(
     writes: settled.writes - before.writes,
     byRequest: Object.fromEntries(
       Object.entries(settled.byRequest)
-        .filter(([request]) => !request.startsWith('GET '))
+        .filter(([request]) => request.split(' ')[0] !== 'GET')
         .map(([request, count]) => [request, count - (before.byRequest[request] ?? 0)]),
     ),
     runs,

@@ -43,16 +43,19 @@ export async function counters(url: string) {
   const sum = (re: RegExp, keep: (m: RegExpMatchArray) => boolean = () => true) =>
     [...text.matchAll(re)].filter(keep).reduce((total, m) => total + Number(m.at(-1)), 0);
   const requests =
-    /^mcp_operator_kube_requests_total\{verb="(\w+)",code="(\d+)",resource="([\w/]+)"\} (\d+)$/gm;
+    /^mcp_operator_kube_requests_total\{verb="(\w+)",code="(\d+)"(?:,resource="([\w/]+)")?\} (\d+)$/gm;
   /**
    * Requests by `<verb> <resource>` ("PATCH mcpservers/status"), with the code when the API
-   * server refused it ("PATCH configmaps 409"); watches left out.
+   * server refused it ("PATCH configmaps 409"); watches left out. Builds before the resource
+   * label (compared with `--cli`) count by verb alone.
    */
   const byRequest: Record<string, number> = {};
   let series = 0;
   for (const [, verb, code, resource, count] of text.matchAll(requests)) {
     series += 1;
-    const key = `${verb} ${resource}${code!.startsWith('2') ? '' : ` ${code}`}`;
+    const key = [verb, resource, code!.startsWith('2') ? undefined : code]
+      .filter(Boolean)
+      .join(' ');
     if (verb !== 'WATCH') byRequest[key] = (byRequest[key] ?? 0) + Number(count);
   }
   // The operator lists and watches from its start: no series means the pattern is stale.
