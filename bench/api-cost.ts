@@ -2,10 +2,8 @@
  * What each kind of request the operator makes costs the control plane, per request, on the real
  * control plane: the CPU milliseconds of the API server, etcd and kube-controller-manager (with
  * what the write sets off there), for
- * - the objects `render()` returns, POSTed as bench/floor.ts and the operator do, with what the
- *   operator adds once, before the first apply to such an object (a read, the upgrade of its
- *   managedFields); against applied with server-side apply from the start: first (the create),
- *   again unchanged, and changed;
+ * - the objects `render()` returns, POSTed as bench/floor.ts does, against applied with
+ *   server-side apply as the operator does: first (the create) and again unchanged;
  * - what only an operator adds: the MCPServer itself (the user's create), the discovery token
  *   Secret, an Event, and its status, written each way the API offers and against copies of the
  *   CRD with less validation (bench/status-writes.ts).
@@ -29,7 +27,6 @@ import { RENDERED_TYPES, type RenderedKind } from '../src/controller/caches.ts';
 import { discoveryTokenSecret } from '../src/controller/discovery-token.ts';
 import { render } from '../src/controller/render/render.ts';
 import type { KubeClient } from '../src/kube/client.ts';
-import { upgradePatch } from '../src/kube/managed-fields.ts';
 import {
   EVENT,
   SECRET,
@@ -55,7 +52,6 @@ import {
 } from './status-writes.ts';
 
 const CONCURRENCY = 32;
-const MANAGER = 'mcp-operator';
 /** The control plane counts as idle after two seconds in a row under this much CPU. */
 const IDLE_CPU_SECONDS_PER_SECOND = 0.08;
 const SHOWN = ['kube-apiserver', 'etcd', 'kube-controller-manager'];
@@ -119,80 +115,29 @@ const apply = (path: string, body: unknown): Request => ({
   method: 'PATCH',
   patchType: 'apply',
   path,
-  query: { fieldManager: MANAGER, force: true },
+  query: { fieldManager: 'mcp-operator', force: true },
   body,
 });
 
-/** A later rendering of `obj`: one label more, as a changed spec would make. */
-const changed = (obj: Rendered): Rendered => ({
-  ...obj,
-  metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, changed: 'true' } },
-});
-
-/**
- * The requests the floor makes (POST), which the operator makes too since it creates with POST;
- * what the first change of a POSTed object costs the operator once (a read of the whole object,
- * the upgrade of its managedFields, the apply: src/kube/apply.ts, writeObject); and the same
- * objects applied from the start, as the operator did before.
- */
-function renderedRequests(
-  client: KubeClient,
-  namespace: string,
-  server: StoredMCPServer,
-  tag: string,
-): Measured[] {
+/** The requests the floor makes, and the same objects applied as the operator does. */
+function renderedRequests(namespace: string, server: StoredMCPServer, tag: string): Measured[] {
   return kindsOf(server).flatMap((kind): Measured[] => {
-    const type = RENDERED_TYPES[kind];
     const objectOf = (name: string) => rendered(server, name).find((obj) => obj.kind === kind)!;
-    const pathOf = (name: string) => objectPath(type, namespace, name);
-    const posted = (i: number) => `p${tag}-${i}`;
     const applied = (i: number) => {
       const obj = objectOf(`a${tag}-${i}`);
-      return apply(pathOf(obj.metadata.name!), obj);
-    };
-    const upgrades = new Map<string, unknown>();
-    const readUpgrades = async () => {
-      const list = await client.request<{ items: KubeObject[] }>({
-        method: 'GET',
-        path: collectionPath(type, namespace),
-      });
-      for (const obj of list.items) upgrades.set(obj.metadata.name!, upgradePatch(obj, MANAGER));
+      return apply(objectPath(RENDERED_TYPES[kind], namespace, obj.metadata.name!), obj);
     };
     return [
       [
         `${kind}: POST`,
         (i) => ({
           method: 'POST',
-          path: collectionPath(type, namespace),
-          query: { fieldManager: MANAGER },
-          body: objectOf(posted(i)),
+          path: collectionPath(RENDERED_TYPES[kind], namespace),
+          body: objectOf(`p${tag}-${i}`),
         }),
-      ],
-      [
-        `${kind}: GET, before the first change`,
-        (i) => ({ method: 'GET', path: pathOf(posted(i)) }),
-      ],
-      [
-        `${kind}: managedFields upgrade (JSON patch)`,
-        (i) => ({
-          method: 'PATCH',
-          patchType: 'json',
-          path: pathOf(posted(i)),
-          query: { fieldManager: MANAGER },
-          body: upgrades.get(posted(i)),
-        }),
-        readUpgrades,
-      ],
-      [
-        `${kind}: apply, changed, after the upgrade`,
-        (i) => apply(pathOf(posted(i)), changed(objectOf(posted(i)))),
       ],
       [`${kind}: apply, create`, applied],
       [`${kind}: apply, unchanged`, applied],
-      [
-        `${kind}: apply, changed`,
-        (i) => apply(pathOf(`a${tag}-${i}`), changed(objectOf(`a${tag}-${i}`))),
-      ],
     ];
   });
 }
@@ -305,7 +250,7 @@ async function main(): Promise<void> {
     };
     for (let round = 1; round <= rounds; round++) {
       const tag = String(round);
-      await measure(round, renderedRequests(cluster.client, namespace, server, tag));
+      await measure(round, renderedRequests(namespace, server, tag));
       await measure(round, serverRequests(namespace, server, tag));
       await measure(
         round,

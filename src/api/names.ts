@@ -10,7 +10,7 @@ export const PLURAL = 'mcpservers';
 export const SINGULAR = 'mcpserver';
 export const SHORT_NAMES = ['mcps'] as const;
 
-/** Field manager for every object the operator writes: created with POST, applied, status. */
+/** Field manager for every server-side apply the operator makes. */
 export const FIELD_MANAGER = 'mcp-operator';
 
 /**

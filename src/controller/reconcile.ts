@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { FIELD_MANAGER } from '../api/names.ts';
 import { ConditionStatus, ConditionType, ReadyReason } from '../api/v1alpha1/conditions.ts';
 import type { MCPServerStatus } from '../api/v1alpha1/mcpserver.ts';
-import { APPLIED_HASH_ANNOTATION, writeObject } from '../kube/apply.ts';
+import { APPLIED_HASH_ANNOTATION, applyObject } from '../kube/apply.ts';
 import { ApplyMemo } from './apply-memo.ts';
 import {
   BY_INSTANCE,
@@ -84,10 +84,7 @@ export interface ReconcilerOptions {
 interface Pass {
   applied: string[];
   pruned: string[];
-  /**
-   * Kinds to write again later, and how soon: a write still in flight to the cache (see
-   * PendingWrites), or one that met a conflict.
-   */
+  /** Kinds whose write is in flight to the cache (see PendingWrites), and for how long. */
   waiting: Map<string, number>;
   failure?: { object: string; message: string; err: unknown };
 }
@@ -129,9 +126,6 @@ export function statusWrite(
     ],
   };
 }
-
-/** A pass whose write met a 409 Conflict runs again after this long at the latest. */
-const CONFLICT_RETRY_MS = 1_000;
 
 /** A rollout in progress is told in status at most this often per server (ProgressWrites). */
 const PROGRESS_WRITE_INTERVAL_MS = 5_000;
@@ -243,9 +237,8 @@ export class Reconciler {
   }
 
   /**
-   * Creates or applies one desired object unless the cache shows it as desired (writeObject);
-   * says whether it wrote, how long to wait before another try (a write still in flight to the
-   * cache, or one that met a conflict), or why it failed.
+   * Applies one desired object unless the cache shows it as desired; says whether it applied,
+   * how long a write still in flight may take to reach the cache, or why it failed.
    */
   async #applyOne(
     server: StoredMCPServer,
@@ -265,19 +258,14 @@ export class Reconciler {
     const wait = this.#o.pending.waitMs(pendingKey, hash, caughtUp);
     if (!this.#memo.needsApply(keyOf(server), obj, live)) return 'unchanged';
     if (wait !== undefined) return wait;
-    let written;
     try {
-      written = await writeObject(this.#o.client, RENDERED_TYPES[kind], obj, live, FIELD_MANAGER);
+      await applyObject(this.#o.client, RENDERED_TYPES[kind], obj, FIELD_MANAGER);
       this.#o.pending.record(pendingKey, hash);
     } catch (err) {
-      // The object moved between the read and the ownership upgrade (writeObject): a pass on
-      // the newer version, which its watch event brings, tries again. Not a failure to tell.
-      if (isConflict(err)) return CONFLICT_RETRY_MS;
-      const verb = live === undefined ? 'create' : 'apply';
-      const message = `Could not ${verb} ${describe(obj)}: ${errorText(err)}`;
+      const message = `Could not apply ${describe(obj)}: ${errorText(err)}`;
       return { object: describe(obj), message, err };
     }
-    log.info({ object: describe(obj) }, written === 'created' ? 'created' : 'updated');
+    log.info({ object: describe(obj) }, live === undefined ? 'created' : 'updated');
     return 'applied';
   }
 

@@ -1,9 +1,6 @@
 /**
- * Writes of rendered objects: created with POST when absent, server-side applied when they
- * differ, skipped when the live object already is what we would apply — so a steady-state
- * reconcile sends no write at all. A POST costs the API server a fraction of an apply that
- * creates the same object (no YAML parsing of the body, no merge; docs/adr/0014), and most
- * objects are written only once, when their server is created.
+ * Server-side apply of rendered objects, skipped when the live object already is what we would
+ * apply — so a steady-state reconcile sends no write at all.
  *
  * "Already is" means both:
  * 1. the live object carries the hash of the desired object in an annotation (we applied this
@@ -15,9 +12,8 @@
  * https://kubernetes.io/docs/reference/using-api/server-side-apply/#using-server-side-apply-in-a-controller
  */
 import { createHash } from 'node:crypto';
-import { KubeApiError, isNotFound, type KubeClient } from './client.ts';
-import { ownsByUpdate, upgradePatch } from './managed-fields.ts';
-import { collectionPath, objectPath, type KubeObject, type ResourceType } from './resources.ts';
+import type { KubeClient } from './client.ts';
+import { objectPath, type KubeObject, type ResourceType } from './resources.ts';
 
 /** Hash of the rendered object last applied; lets a pass tell "unchanged" from one read. */
 export const APPLIED_HASH_ANNOTATION = 'mcp-operator.dev/applied-hash';
@@ -169,72 +165,5 @@ export function applyObject<T extends KubeObject>(
     query: { fieldManager, force: true },
     patchType: 'apply',
     body: desired,
-  });
-}
-
-const alreadyExists = (err: unknown): boolean =>
-  err instanceof KubeApiError && err.status === 409 && err.reason === 'AlreadyExists';
-
-/**
- * Puts `desired` (annotated by `withHash`) in place as `fieldManager`, given `live`, the cached
- * object: creates it with POST when the cache has none, else applies it, first moving what
- * `fieldManager` wrote with POST into its apply's ownership (managed-fields.ts) so that the
- * apply removes the fields the rendering no longer sets. A POST that finds the object there
- * (the cache was behind, or someone else created it) falls back to the apply, upgrading first.
- * A 409 Conflict is the upgrade's: the object was written since it was read.
- */
-export async function writeObject(
-  client: KubeClient,
-  type: ResourceType,
-  desired: KubeObject,
-  live: KubeObject | undefined,
-  fieldManager: string,
-): Promise<'created' | 'applied'> {
-  if (live === undefined) {
-    try {
-      await client.request({
-        method: 'POST',
-        path: collectionPath(type, desired.metadata.namespace),
-        query: { fieldManager },
-        body: desired,
-      });
-      return 'created';
-    } catch (err) {
-      if (!alreadyExists(err)) throw err;
-    }
-  }
-  if (live === undefined || ownsByUpdate(live, fieldManager)) {
-    await upgradeOwnership(client, type, desired, fieldManager);
-  }
-  await applyObject(client, type, desired, fieldManager);
-  return 'applied';
-}
-
-/**
- * Reads the object whole (caches keep no field sets) and moves `fieldManager`'s `Update` field
- * sets into its `Apply` entry, if it has any. Gone since: the apply creates it afresh.
- */
-async function upgradeOwnership(
-  client: KubeClient,
-  type: ResourceType,
-  desired: KubeObject,
-  fieldManager: string,
-): Promise<void> {
-  const path = objectPath(type, desired.metadata.namespace, desired.metadata.name ?? '');
-  let live: KubeObject;
-  try {
-    live = await client.request<KubeObject>({ method: 'GET', path });
-  } catch (err) {
-    if (isNotFound(err)) return;
-    throw err;
-  }
-  const patch = upgradePatch(live, fieldManager);
-  if (patch === undefined) return;
-  await client.request({
-    method: 'PATCH',
-    path,
-    query: { fieldManager },
-    patchType: 'json',
-    body: patch,
   });
 }

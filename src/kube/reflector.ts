@@ -26,7 +26,6 @@ import {
   type KubeObject,
   type ResourceType,
 } from './resources.ts';
-import { writerOf, type ManagedFieldsEntry } from './managed-fields.ts';
 import type { Store } from './store.ts';
 
 export interface Change<T> {
@@ -66,14 +65,12 @@ interface ObjectList<T> {
 const DEFAULT_BACKOFF: Backoff = { baseMs: 500, maxMs: 30_000 };
 
 /**
- * Cached objects keep of `managedFields` only who wrote them and how: the field sets are often
- * half of an object's size, and the controller only asks whether its applies must first take
- * over what it wrote with POST (managed-fields.ts).
+ * Cached objects drop `managedFields`: the controller never reads them and they are often half
+ * of an object's size.
  */
 function slim<T extends KubeObject>(obj: T, type: ResourceType): T {
   const metadata = { ...obj.metadata };
-  if (metadata.managedFields !== undefined)
-    metadata.managedFields = (metadata.managedFields as ManagedFieldsEntry[]).map(writerOf);
+  delete metadata.managedFields;
   return { ...obj, apiVersion: apiVersionOf(type), kind: type.kind, metadata };
 }
 

@@ -302,31 +302,6 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
     },
   },
   {
-    step: 'an edited Service and ServiceAccount, created with POST, are read whole and put back',
-    run: async (until) => {
-      const name = 'app.kubernetes.io/name';
-      await shOk([
-        'label',
-        '--overwrite',
-        '-n',
-        appsNs,
-        'service/time',
-        'serviceaccount/time',
-        `${name}=edited`,
-      ]);
-      await until('put back', async () => {
-        const [service, account] = await Promise.all([
-          core.readNamespacedService({ name: 'time', namespace: appsNs }),
-          core.readNamespacedServiceAccount({ name: 'time', namespace: appsNs }),
-        ]);
-        return (
-          service.metadata?.labels?.[name] !== 'edited' &&
-          account.metadata?.labels?.[name] !== 'edited'
-        );
-      });
-    },
-  },
-  {
     step: 'a server that moves to a url has its Deployment, Service and ServiceAccount pruned',
     run: async (until) => {
       await moveToUrl('everything-http', 'http://mcp.example.com/mcp');
@@ -334,31 +309,24 @@ const SCENARIO: { step: string; run: (until: Until) => Promise<void> }[] = [
     },
   },
   {
-    step: "an approved baseline kept in a ConfigMap is read into the bridge's policy, and again when it changes",
+    step: "an approved baseline kept in a ConfigMap is read into the bridge's policy",
     run: async (until) => {
-      const baseline = (digest: string) => ({
-        metadata: { name: 'approved-tools' },
-        data: { 'tools.yaml': dump([{ name: 'get-sum', digest }]) },
+      await core.createNamespacedConfigMap({
+        namespace: appsNs,
+        body: {
+          metadata: { name: 'approved-tools' },
+          data: { 'tools.yaml': dump([{ name: 'get-sum', digest: GET_SUM_DIGEST }]) },
+        },
       });
-      const policyHolds = (digest: string) => async () => {
-        const policy = await core
-          .readNamespacedConfigMap({ name: 'baseline-in-configmap-policy', namespace: appsNs })
-          .catch(() => undefined);
-        return policy?.data?.['policy.json']?.includes(digest);
-      };
-      await core.createNamespacedConfigMap({ namespace: appsNs, body: baseline(GET_SUM_DIGEST) });
       await createServer('baseline-in-configmap', {
         tools: { driftPolicy: 'Enforce', approved: { configMapRef: { name: 'approved-tools' } } },
       });
-      await until('the policy made from the ConfigMap', policyHolds(GET_SUM_DIGEST));
-      // The policy ConfigMap was created with POST; its change is an apply.
-      const approvedSince = `sha256:${'1'.repeat(64)}`;
-      await core.replaceNamespacedConfigMap({
-        name: 'approved-tools',
-        namespace: appsNs,
-        body: baseline(approvedSince),
+      await until('the policy made from the ConfigMap', async () => {
+        const policy = await core
+          .readNamespacedConfigMap({ name: 'baseline-in-configmap-policy', namespace: appsNs })
+          .catch(() => undefined);
+        return policy?.data?.['policy.json']?.includes(GET_SUM_DIGEST);
       });
-      await until('the policy made from the changed ConfigMap', policyHolds(approvedSince));
     },
   },
   {

@@ -4,11 +4,36 @@
  * back; a steady-state resync writes nothing.
  */
 import { PatchStrategy, type V1Pod } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
-import { waitFor } from '../cluster/testing.ts';
-import { STDIO, reconcileCount, useOperator, writeCount } from './operator.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Manager } from '../../src/controller/manager.ts';
+import { installCrd } from '../api/install-crd.ts';
+import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
+import { cluster, reconcileCount, startOperator, writeCount } from './operator.ts';
 
-const { ns, k, url } = useOperator('ctl', ['--resync-period=1s']);
+const kc = kubeConfig();
+const ns = useNamespace('ctl', kc);
+const k = cluster(kc, () => ns.name);
+let operator: Manager;
+
+/**
+ * Discovery off: its own schedule writes status (and the fake pods answer nothing), which
+ * would blur what these tests count; test/discovery covers it.
+ */
+const STDIO = {
+  image: 'example.com/mcp/everything:1',
+  transport: 'stdio' as const,
+  command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
+  discovery: { enabled: false },
+};
+
+beforeAll(async () => {
+  await installCrd(kc);
+  operator = await startOperator(ns.name, ['--resync-period=1s']);
+});
+
+afterAll(async () => {
+  await operator?.stop();
+});
 
 const deployment = (name: string) => k.apps.readNamespacedDeployment({ name, namespace: ns.name });
 
@@ -118,11 +143,11 @@ describe('a stdio MCPServer', () => {
     await k.waitForReady('alpha', 'True', 'Available');
     // Let rollouts and restores settle; then several 1 s resyncs must not write anything.
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    const writes = await writeCount(url());
-    const passes = await reconcileCount(url());
+    const writes = await writeCount(operator.url);
+    const passes = await reconcileCount(operator.url);
     await new Promise((resolve) => setTimeout(resolve, 3500));
-    expect(await reconcileCount(url())).toBeGreaterThanOrEqual(passes + 3);
-    expect(await writeCount(url())).toBe(writes);
+    expect(await reconcileCount(operator.url)).toBeGreaterThanOrEqual(passes + 3);
+    expect(await writeCount(operator.url)).toBe(writes);
   });
 
   it('deletes the Deployment, Service and ServiceAccount when it moves to a url', async () => {
@@ -180,9 +205,9 @@ describe('a stdio MCPServer, enforced and not', () => {
 
     // Steady state: resyncs write nothing, and the token stays what it was.
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    const writes = await writeCount(url());
+    const writes = await writeCount(operator.url);
     await new Promise((resolve) => setTimeout(resolve, 3500));
-    expect(await writeCount(url())).toBe(writes);
+    expect(await writeCount(operator.url)).toBe(writes);
     expect((await secret()).metadata?.resourceVersion).toBe(first.metadata?.resourceVersion);
   });
 

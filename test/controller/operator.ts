@@ -12,7 +12,7 @@ import {
   type KubeConfig,
   type KubernetesObject,
 } from '@kubernetes/client-node';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { inject } from 'vitest';
 import type { Condition } from '../../src/api/core-v1.ts';
 import {
   API_VERSION,
@@ -22,8 +22,7 @@ import {
 import { parseControllerConfig } from '../../src/controller/config.ts';
 import { loadClientConfig } from '../../src/kube/config.ts';
 import { Manager, type ManagerOptions } from '../../src/controller/manager.ts';
-import { installCrd } from '../api/install-crd.ts';
-import { kubeConfig, useNamespace, waitFor, type WaitOptions } from '../cluster/testing.ts';
+import { waitFor, type WaitOptions } from '../cluster/testing.ts';
 import { testLogger } from '../support/log.ts';
 
 /** An operator watching only `namespace`, with its HTTP server on a free port. */
@@ -141,44 +140,5 @@ export function cluster(kc: KubeConfig, namespace: () => string) {
         },
         options,
       ),
-  };
-}
-
-/**
- * A stdio server whose pods kwok runs. Discovery off: its own schedule writes status (and the
- * fake pods answer nothing), which would blur what controller tests count; test/discovery
- * covers it.
- */
-export const STDIO = {
-  image: 'example.com/mcp/everything:1',
-  transport: 'stdio' as const,
-  command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
-  discovery: { enabled: false },
-};
-
-/**
- * For a test file: a fresh namespace, the CRD installed, an operator watching that namespace
- * (with `flags`) for the file's tests, and MCPServer helpers (`cluster`) in it.
- */
-export function useOperator(prefix: string, flags: string[] = []) {
-  const kc = kubeConfig();
-  const ns = useNamespace(prefix, kc);
-  let operator: Manager | undefined;
-  beforeAll(async () => {
-    await installCrd(kc);
-    operator = await startOperator(ns.name, flags);
-  });
-  afterAll(async () => {
-    await operator?.stop();
-  });
-  return {
-    ns,
-    k: cluster(kc, () => ns.name),
-    /** The operator's metrics and health endpoint. */
-    url: (): string => {
-      if (operator === undefined)
-        throw new Error('useOperator: the operator runs only while tests run');
-      return operator.url;
-    },
   };
 }

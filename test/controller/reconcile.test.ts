@@ -91,15 +91,13 @@ describe('Reconciler', () => {
     const writesSince = (start: number) =>
       client.requests.slice(start).filter((request) => WRITES.test(request));
 
-    // A new server's objects are absent: created with POST, not applied.
     const first = await reconciler.reconcile(KEY);
     expect(writesSince(0)).toEqual(
       expect.arrayContaining([
-        `POST ${collectionPath(RENDERED_TYPES.Deployment, NAMESPACE)}`,
-        `POST ${collectionPath(RENDERED_TYPES.Service, NAMESPACE)}`,
+        `PATCH ${collectionPath(RENDERED_TYPES.Deployment, NAMESPACE)}/everything`,
+        `PATCH ${collectionPath(RENDERED_TYPES.Service, NAMESPACE)}/everything`,
       ]),
     );
-    expect(writesSince(0).filter((write) => write.startsWith('PATCH'))).toEqual([]);
     // A new server's first word, "rolling out", waits a while: the rollout may end first.
     expect(writesSince(0)).not.toContain(status);
     expect(first?.requeueAfterMs).toBeGreaterThan(0);
@@ -214,7 +212,7 @@ describe('Reconciler', () => {
       command: ['npx', '-y', '@modelcontextprotocol/server-everything'],
       discovery: { enabled: false },
     };
-    const createDeployment = `POST ${collectionPath(RENDERED_TYPES.Deployment, NAMESPACE)}`;
+    const applyDeployment = `PATCH ${collectionPath(RENDERED_TYPES.Deployment, NAMESPACE)}/everything`;
     const statusWrite = `PATCH ${collectionPath(MCP_SERVER, NAMESPACE)}/everything/status`;
     const eventPost = `POST ${collectionPath(EVENT, NAMESPACE)}`;
     const readyOf = (client: FakeClient) =>
@@ -226,21 +224,21 @@ describe('Reconciler', () => {
 
     // The in-memory client answers as a loaded API server would: a real one cannot be made to
     // time out on one request at will.
-    it('retries a timeout quietly: no ApplyFailed status or Event, and the retry creates', async () => {
+    it('retries a timeout quietly: no ApplyFailed status or Event, and the retry applies', async () => {
       const { client, reconciler } = await reconcilerFor(spec);
-      client.failNext(createDeployment, 1, 504, 'Timeout');
+      client.failNext(applyDeployment, 1, 504, 'Timeout');
       await expect(reconciler.reconcile(KEY)).rejects.toThrow(/Timeout/);
       expect(client.requests).not.toContain(statusWrite);
       expect(client.requests).not.toContain(eventPost);
 
       await reconciler.reconcile(KEY);
-      expect(client.requests.filter((r) => r === createDeployment)).toHaveLength(2);
+      expect(client.requests.filter((r) => r === applyDeployment)).toHaveLength(2);
       expect(readyOf(client)?.reason).not.toBe('ApplyFailed');
     });
 
     it('tells a refused object at once, naming it', async () => {
       const { client, reconciler } = await reconcilerFor(spec);
-      client.failNext(createDeployment, 1, 422, 'Invalid');
+      client.failNext(applyDeployment, 1, 422, 'Invalid');
       await expect(reconciler.reconcile(KEY)).rejects.toThrow(/Invalid/);
       await waitFor('the ApplyFailed Event', () =>
         client.requests.includes(eventPost) ? true : undefined,
@@ -251,7 +249,7 @@ describe('Reconciler', () => {
 
     it('tells a timeout that outlasts the grace period', async () => {
       const { client, reconciler } = await reconcilerFor(spec, 0);
-      client.failNext(createDeployment, 1, 429, 'TooManyRequests');
+      client.failNext(applyDeployment, 1, 429, 'TooManyRequests');
       await expect(reconciler.reconcile(KEY)).rejects.toThrow(/TooManyRequests/);
       expect(readyOf(client)).toMatchObject({ reason: 'ApplyFailed' });
     });

@@ -94,17 +94,15 @@ used by a call it makes, and dropping a rule breaks the behaviour named beside i
 - apiGroups: [mcp-operator.dev]
   resources: [mcpservers/finalizers]
   verbs: [update]
-# Rendered objects: cached by the managed-by label (list, watch), created with POST (create),
-# server-side applied when they change (patch), pruned when the spec no longer needs them
-# (delete). Before the first apply to an object it created, the operator reads it whole (get:
-# caches keep no managedFields field sets) to move the fields it owns by the POST to its apply.
-# Discovery applies the snapshot ConfigMap.
+# Rendered objects: cached by the managed-by label (list, watch), server-side applied (patch,
+# and create when the apply creates the object), pruned when the spec no longer needs them
+# (delete). Discovery applies the snapshot ConfigMap the same way.
 - apiGroups: [apps]
   resources: [deployments]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 - apiGroups: ['']
   resources: [services, serviceaccounts]
-  verbs: [get, list, watch, create, patch, delete]
+  verbs: [list, watch, create, patch, delete]
 # ConfigMaps as above; also every ConfigMap's metadata (like Secrets below), and get: an
 # approved baseline in a ConfigMap (spec.tools.approved.configMapRef) is read when it changes.
 - apiGroups: ['']

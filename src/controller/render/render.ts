@@ -1,8 +1,7 @@
 /**
  * render(mcpServer) → the objects that should exist for it. Pure: the same inputs give the
- * same objects, byte for byte, so the objects of an unchanged server are not written again.
- * The reconciler creates or applies what this returns and deletes owned objects it no longer
- * returns.
+ * same objects, byte for byte, so server-side apply of an unchanged server writes nothing.
+ * The reconciler applies what this returns and deletes owned objects it no longer returns.
  */
 
 import type {
