@@ -194,16 +194,17 @@ export class LineSplitter {
         continue;
       }
       this.#partial.push(tail);
-      const line = Buffer.concat(this.#partial).toString('utf8');
-      this.#partial = [];
-      this.#onLine(line);
+      this.#emitPartial();
     }
     if (start < chunk.length) this.#partial.push(chunk.subarray(start));
   }
 
   /** The stream ended: a last line without its newline is a line too. */
   end(): void {
-    if (this.#partial.length === 0) return;
+    if (this.#partial.length > 0) this.#emitPartial();
+  }
+
+  #emitPartial(): void {
     const line = Buffer.concat(this.#partial).toString('utf8');
     this.#partial = [];
     this.#onLine(line);
