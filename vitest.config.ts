@@ -38,6 +38,7 @@ export default defineConfig({
         test: {
           name: 'machine',
           include: ['test/**/*.machine.test.ts'],
+          globalSetup: ['test/cluster/machine-setup.ts'],
           fileParallelism: false,
           testTimeout: 240_000,
           hookTimeout: 120_000,
