@@ -23,7 +23,7 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { dump } from 'js-yaml';
-import { DOCKER_CLI, docker } from '../images/docker.ts';
+import { DOCKER_CLI, docker, ensureDocker } from '../images/docker.ts';
 import { cacheRoot, type Binaries, type Log } from './build.ts';
 import { NODE_NETWORK, setUpNodeNetwork, tearDownNodeNetwork } from './network.ts';
 import { issueClientCertificate, type Pki } from './pki.ts';
@@ -248,10 +248,19 @@ export class RealNode {
     return ctr(this.containerdSocket, ...args);
   }
 
+  /**
+   * The image is made and copied through Docker, which this starts when none runs (a fresh
+   * machine's `cluster up`: nothing else has started it) and stops again if it did.
+   */
   async #ensurePauseImage(): Promise<void> {
     if ((await heldImages(this.containerdSocket)).has(normaliseReference(PAUSE_IMAGE))) return;
-    await buildPauseImage(this.#options.dir);
-    await loadImages(this.containerdSocket, [PAUSE_IMAGE], this.#options.log);
+    const engine = await ensureDocker({ log: this.#options.log });
+    try {
+      await buildPauseImage(this.#options.dir);
+      await loadImages(this.containerdSocket, [PAUSE_IMAGE], this.#options.log);
+    } finally {
+      await engine.stop();
+    }
   }
 
   async #startCoreDns(readyPort: number, healthPort: number): Promise<void> {
