@@ -378,13 +378,15 @@ function perServer(categorized: Categorized, cpuSeconds: number, n: number): Map
 }
 
 const fixed = (x: number, width: number) => x.toFixed(1).padStart(width);
+const header = (title: string, first: string, second: string) =>
+  `${title.padEnd(48)} ${first.padStart(8)} ${second.padStart(9)} ${'difference'.padStart(11)}`;
 const row = (name: string, values: number[]) =>
   `${name.padEnd(48)} ${fixed(values[0]!, 8)} ${fixed(values[1]!, 9)} ${fixed(values[2]!, 11)}`;
 
-/** Floor, operator phase and their difference per category, largest difference first. */
+/** Two phases and their difference per category, largest difference first. */
 function table(
   title: string,
-  phases: { traces: Trace[]; cpuSeconds: number }[],
+  phases: { phase: string; traces: Trace[]; cpuSeconds: number }[],
   n: number,
   classify: (stack: readonly string[]) => string,
 ): { lines: string[]; categorized: Categorized[] } {
@@ -402,7 +404,7 @@ function table(
   const [ta, tb] = [total(floor), total(operator)];
   return {
     lines: [
-      `${title.padEnd(48)} ${'floor'.padStart(8)} ${'operator'.padStart(9)} ${'difference'.padStart(11)}`,
+      header(title, phases[0]!.phase, phases[1]!.phase),
       ...rows.map(({ name, values }) => row(name, values)),
       row('total', [ta, tb, tb - ta]),
     ],
@@ -411,13 +413,14 @@ function table(
 }
 
 /**
- * Requests the API server served per server, floor against operator phase: the cluster's own
+ * Requests the API server served per server, one phase against the next: the cluster's own
  * writes (status updates of Deployments, ReplicaSets, Pods) vary with timing, and with them its
  * CPU. Rows of fewer than 0.05 per server in both phases are left out.
  */
 function servedTable(phases: ProfiledPhase[], n: number): string[] {
   const [floor, operator] = phases.map((phase) => phase.requests ?? {});
   const keys = [...new Set([...Object.keys(floor!), ...Object.keys(operator!)])];
+  const [first, second] = phases.map(({ phase }) => phase) as [string, string];
   const fixed2 = (x: number, width: number) => x.toFixed(2).padStart(width);
   const rows = keys
     .map((key) => {
@@ -427,7 +430,7 @@ function servedTable(phases: ProfiledPhase[], n: number): string[] {
     .filter(({ a, b }) => a >= 0.05 || b >= 0.05)
     .sort((x, y) => y.b - y.a - (x.b - x.a));
   return [
-    `${'requests served per server'.padEnd(48)} ${'floor'.padStart(8)} ${'operator'.padStart(9)} ${'difference'.padStart(11)}`,
+    header('requests served per server', first, second),
     ...rows.map(
       ({ key, a, b }) => `${key.padEnd(48)} ${fixed2(a, 8)} ${fixed2(b, 9)} ${fixed2(b - a, 11)}`,
     ),
@@ -435,41 +438,55 @@ function servedTable(phases: ProfiledPhase[], n: number): string[] {
 }
 
 /**
- * The report of a manifest's first two phases (floor, operator): per component, CPU ms per
- * server by category and, for the API server, by request (verb and kind); then what no category
- * claimed.
+ * The report of a manifest's phases, each against the one before (floor, operator; or floor,
+ * least operator, operator): per component, CPU ms per server by category and, for the API
+ * server, by request (verb and kind); then what no category claimed in the later phase.
  */
 export async function profileReport(dir: string, top = 15): Promise<string[]> {
   const manifest = JSON.parse(await readFile(join(dir, MANIFEST), 'utf8')) as ProfileManifest;
-  const [floor, operator] = manifest.phases;
-  if (floor === undefined || operator === undefined)
-    throw new Error(`${dir}/${MANIFEST} holds fewer than two phases`);
+  if (manifest.phases.length < 2) throw new Error(`${dir}/${MANIFEST} holds fewer than two phases`);
   const lines: string[] = [];
-  for (const component of Object.keys(floor.files)) {
+  for (let i = 1; i < manifest.phases.length; i++) {
+    lines.push(
+      ...(await comparison(manifest.phases[i - 1]!, manifest.phases[i]!, manifest.n, top)),
+    );
+  }
+  return lines;
+}
+
+async function comparison(
+  first: ProfiledPhase,
+  second: ProfiledPhase,
+  n: number,
+  top: number,
+): Promise<string[]> {
+  const lines: string[] = [];
+  for (const component of Object.keys(first.files)) {
     const phases = await Promise.all(
-      [floor, operator].map(async (phase) => ({
+      [first, second].map(async (phase) => ({
+        phase: phase.phase,
         traces: await traces(phase.files[component] ?? []),
         cpuSeconds: phase.cpuSeconds[component] ?? 0,
       })),
     );
-    const byCategory = table('category', phases, manifest.n, categoryOf);
+    const byCategory = table('category', phases, n, categoryOf);
     const coverage = byCategory.categorized.map((c, i) =>
       ((100 * c.sampled) / phases[i]!.cpuSeconds).toFixed(0),
     );
     lines.push(
-      `${component}: CPU ms per server (N=${manifest.n}); CPU ${phases[0]!.cpuSeconds.toFixed(1)} s floor, ${phases[1]!.cpuSeconds.toFixed(1)} s operator phase; profiles sampled ${coverage[0]}% / ${coverage[1]}% of it`,
+      `${component}: CPU ms per server (N=${n}); CPU ${phases[0]!.cpuSeconds.toFixed(1)} s ${first.phase}, ${phases[1]!.cpuSeconds.toFixed(1)} s ${second.phase}; profiles sampled ${coverage[0]}% / ${coverage[1]}% of it`,
       ...byCategory.lines,
     );
     // The API server's requests are the ones the bench makes; the others serve only /healthz.
     if (component === 'kube-apiserver') {
-      lines.push('', ...table('request', phases, manifest.n, handlerOf).lines);
-      lines.push('', ...servedTable([floor, operator], manifest.n));
+      lines.push('', ...table('request', phases, n, handlerOf).lines);
+      lines.push('', ...servedTable([first, second], n));
     }
     const unclaimed = [...byCategory.categorized[1]!.unclaimed]
       .sort((x, y) => y[1] - x[1])
       .slice(0, top);
     if (unclaimed.length > 0) {
-      lines.push(`  ${OTHER} in the operator phase, self CPU seconds by function:`);
+      lines.push(`  ${OTHER} in the ${second.phase} phase, self CPU seconds by function:`);
       for (const [fn, seconds] of unclaimed)
         lines.push(`  ${seconds.toFixed(2).padStart(7)} ${fn}`);
     }

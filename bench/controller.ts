@@ -25,7 +25,7 @@
  *
  *   node bench/controller.ts [--no-cgroup] [--node-options=<flags> ...] [--servers-per-namespace=K]
  *     [--split-cpus] [--profile-control-plane=<dir>] [--cli=<entry point> ...]
- *     [--operator-flag=value ...] [N ...]
+ *     [--least-operator] [--repeat=R] [--operator-flag=value ...] [N ...]
  *
  * --node-options adds Node flags to the operator's (e.g. --cpu-prof --cpu-prof-dir=<dir>); given
  * more than once, like --cli, each set runs as an operator phase of its own after the same floor.
@@ -33,11 +33,17 @@
  * one's; given more than once, each N's floor is followed by one operator phase per build, one
  * after the other, so that builds compare in one run under the same load (the operator's CPU
  * milliseconds per server above all, which the load moves less than the elapsed time).
+ * --least-operator adds, after each floor, the least any operator adds to it (bench/floor.ts
+ * leastOperatorSeconds: the MCPServers POSTed, their objects POSTed at once, one status write
+ * each when available): "least ratio" is what an operator cannot save, the rest of "ratio" is
+ * ours. --repeat=R runs each N R times over (floor, least operator, operators), since two runs of
+ * the same build differ by more than the effects sought.
  * --split-cpus runs the control plane on one core and the operator and the bench on the other
  * (bench/cpus.ts): the ratio then leaves out the operator's own CPU, as a worker node would.
  * --profile-control-plane records Go CPU profiles of kube-apiserver and kube-controller-manager
- * over each phase into <dir>/N-<n>/ and prints their CPU per server by category, floor against
- * operator phase (bench/control-plane-profile.ts; the local control plane only).
+ * over each phase into <dir>/N-<n>/ and prints their CPU per server by category, each phase
+ * against the one before: floor, least operator (when asked for), operator phase
+ * (bench/control-plane-profile.ts; the local control plane only).
  *
  * With KUBECONFIG set it uses that cluster; otherwise it starts the local control plane of
  * test/cluster (kwok fake nodes make the pods Running and Ready). Prints a table.
@@ -64,8 +70,8 @@ import {
 } from './harness.ts';
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import { DEPLOYMENT } from '../src/kube/resources.ts';
-import { floorSeconds, isAvailable } from './floor.ts';
-import { createLayout, placements, removeLayout } from './layout.ts';
+import { floorSeconds, isAvailable, leastOperatorSeconds } from './floor.ts';
+import { createLayout, placements, removeLayout, type Slot } from './layout.ts';
 import { chartMemoryLimit, memoryCgroup, type MemoryCgroup } from './memory.ts';
 import { chartOperator, describeChartOperator } from './chart.ts';
 import { quantile, stagesText, timeline, type Timeline } from './timeline.ts';
@@ -119,6 +125,8 @@ interface Result {
   serversPerNamespace: number;
   /** With the milliseconds from each floor Deployment seen to available. */
   floor: Phase & { rolloutMs: number[] };
+  /** The least operator after the same floor, when asked for (--least-operator). */
+  least: Phase | undefined;
   operator: Phase;
   timeline: Timeline;
   requestsPerObject: number;
@@ -172,40 +180,85 @@ async function measured(
   return { seconds, progress, cpu, profiles, requests };
 }
 
+/**
+ * A phase without the operator, in namespaces of its own that are gone when it ends: the floor,
+ * or the least operator. `work` returns its seconds.
+ */
+async function withoutOperator<T extends { seconds: number }>(
+  cluster: Cluster,
+  n: number,
+  perNamespace: number,
+  name: 'floor' | 'least',
+  work: (layout: Slot[], progress: Progress) => Promise<T>,
+  profiling: Profiling | undefined,
+): Promise<{ phase: Phase; result: T }> {
+  const { client } = cluster;
+  const layout = await createLayout(client, `${name}-${n}`, n, perNamespace);
+  let result: T | undefined;
+  try {
+    const phase = await measured(
+      cluster.components,
+      async (progress) => {
+        result = await work(layout, progress);
+        return result.seconds;
+      },
+      n,
+      `N=${n} ${name}`,
+      profiling && { ...profiling, phase: name },
+    );
+    return { phase, result: result! };
+  } finally {
+    // Not in place of the error that ended the phase, if one did.
+    await removeLayout(client, layout).catch((err: unknown) => {
+      process.stderr.write(`N=${n}: could not remove the ${name}'s namespaces: ${String(err)}\n`);
+    });
+  }
+}
+
 async function floor(
   cluster: Cluster,
   n: number,
   perNamespace: number,
   profiling: Profiling | undefined,
 ): Promise<Phase & { rolloutMs: number[] }> {
-  const { client } = cluster;
-  const layout = await createLayout(client, `floor-${n}`, n, perNamespace);
-  let rolloutMs: number[] = [];
-  try {
-    const phase = await measured(
-      cluster.components,
-      async (progress) => {
-        const floor = await floorSeconds(
-          client,
-          layout,
-          CREATE_CONCURRENCY,
-          DEPLOYED_SPEC,
-          (count) => progress.record(count),
-        );
-        rolloutMs = floor.rolloutMs;
-        return floor.seconds;
-      },
-      n,
-      `N=${n} floor available`,
-      profiling && { ...profiling, phase: 'floor' },
-    );
-    return { ...phase, rolloutMs };
-  } finally {
-    // Not in place of the error that ended the floor, if one did.
-    await removeLayout(client, layout).catch((err: unknown) => {
-      process.stderr.write(`N=${n}: could not remove the floor's namespaces: ${String(err)}\n`);
-    });
-  }
+  const { phase, result } = await withoutOperator(
+    cluster,
+    n,
+    perNamespace,
+    'floor',
+    (layout, progress) =>
+      floorSeconds(cluster.client, layout, CREATE_CONCURRENCY, DEPLOYED_SPEC, (count) =>
+        progress.record(count),
+      ),
+    profiling,
+  );
+  return { ...phase, rolloutMs: result.rolloutMs };
+}
+
+/** The least operator's phase (bench/floor.ts leastOperatorSeconds), after the floor. */
+async function leastOperator(
+  cluster: Cluster,
+  n: number,
+  perNamespace: number,
+  profiling: Profiling | undefined,
+): Promise<Phase> {
+  const { phase } = await withoutOperator(
+    cluster,
+    n,
+    perNamespace,
+    'least',
+    async (layout, progress) => ({
+      seconds: await leastOperatorSeconds(
+        cluster.client,
+        layout,
+        CREATE_CONCURRENCY,
+        DEPLOYED_SPEC,
+        (count) => progress.record(count),
+      ),
+    }),
+    profiling,
+  );
+  return phase;
 }
 
 /** The operator's launcher: its CPU, then its memory cgroup, each when asked for. */
@@ -234,21 +287,31 @@ interface OperatorRun {
   node: { cgroup: MemoryCgroup | undefined; options: string[]; cpu: number | undefined };
 }
 
-/** The floor of N, then one operator phase per build, each against that floor. */
+/**
+ * The floor of N, the least operator when asked for, then one operator phase per build, each
+ * against that floor.
+ */
 async function run(
   cluster: Cluster,
   n: number,
   operators: readonly OperatorRun[],
   perNamespace: number,
   profiling: Profiling | undefined,
+  withLeast: boolean,
 ): Promise<Result[]> {
   process.stderr.write(`N=${n}: floor…\n`);
   const floorPhase = await floor(cluster, n, perNamespace, profiling);
   process.stderr.write(`N=${n}: floor ${floorPhase.seconds.toFixed(1)} s\n`);
+  let least: Phase | undefined;
+  if (withLeast) {
+    least = await leastOperator(cluster, n, perNamespace, profiling);
+    process.stderr.write(`N=${n}: least operator ${least.seconds.toFixed(1)} s\n`);
+  }
   const results: Result[] = [];
   for (const operator of operators) {
     process.stderr.write(`N=${n}: operator (${variantName(operator)})…\n`);
-    results.push(await runOperator(cluster, n, floorPhase, operator, perNamespace, profiling));
+    const baseline = { floor: floorPhase, least };
+    results.push(await runOperator(cluster, n, baseline, operator, perNamespace, profiling));
   }
   return results;
 }
@@ -260,7 +323,7 @@ const variantName = ({ cli, node }: OperatorRun): string =>
 async function runOperator(
   cluster: Cluster,
   n: number,
-  floorPhase: Result['floor'],
+  { floor: floorPhase, least }: Pick<Result, 'floor' | 'least'>,
   operatorRun: OperatorRun,
   perNamespace: number,
   profiling: Profiling | undefined,
@@ -299,7 +362,11 @@ async function runOperator(
       profiling && { ...profiling, phase: 'operator' },
     );
     if (profiling !== undefined) {
-      const phases = { floor: floorPhase, operator: operatorPhase };
+      const phases = {
+        floor: floorPhase,
+        ...(least === undefined ? {} : { least }),
+        operator: operatorPhase,
+      };
       await writeManifest(profiling.dir, {
         n,
         phases: Object.entries(phases).map(([phase, { cpu, profiles, requests }]) => ({
@@ -333,6 +400,7 @@ async function runOperator(
       build: variantName(operatorRun),
       serversPerNamespace: perNamespace,
       floor: floorPhase,
+      least,
       operator: operatorPhase,
       timeline: timeline(ready, available, started),
       requestsPerObject: (settled.requests - before.requests) / n,
@@ -373,15 +441,17 @@ const operatorCpuMs = (r: Result): number => ((r.operator.cpu['operator'] ?? 0) 
 
 function printSummary(results: Result[], print = (line: string) => console.log(line)): void {
   print(
-    '    N  floor (s)  operator (s)  ratio  peak RSS (MiB)  requests/server  writes/server  operator CPU (ms/server)  build',
+    '    N  floor (s)  least (s)  operator (s)  ratio  least ratio  peak RSS (MiB)  requests/server  writes/server  operator CPU (ms/server)  build',
   );
   for (const r of results) {
     print(
       [
         String(r.n).padStart(5),
         fixed(10)(r.floor.seconds),
+        r.least === undefined ? '–'.padStart(10) : fixed(10)(r.least.seconds),
         fixed(13)(r.operator.seconds),
         fixed(6, 2)(r.operator.seconds / r.floor.seconds),
+        r.least === undefined ? '–'.padStart(12) : fixed(12, 2)(r.least.seconds / r.floor.seconds),
         fixed(15, 0)(r.peakRssMb),
         fixed(16, 2)(r.requestsPerObject),
         fixed(14, 2)(r.writesPerObject),
@@ -412,6 +482,11 @@ function printDetail(results: Result[]): void {
         `  Deployments available half/90%/all (s): floor ${[0.5, 0.9, 1].map((f) => fixed(0)(floor.progress.at(f))).join('/')}, operator phase ${[0.5, 0.9, 1].map((f) => fixed(0)(quantile(r.timeline.availableSeconds, f))).join('/')}`,
         `  per server p50/p90/max (s): floor ${stagesText({ rollout: floor.rolloutMs })}; operator phase ${stagesText(r.timeline.stages)}`,
         `  CPU (s) floor: ${fixed(0)(total(floor.cpu))} (${cpuText(floor.cpu)})`,
+        ...(r.least === undefined
+          ? []
+          : [
+              `  CPU (s) least operator: ${fixed(0)(total(r.least.cpu))} (${cpuText(r.least.cpu)})`,
+            ]),
         `  CPU (s) operator phase: ${fixed(0)(total(operator.cpu))} (${cpuText(operator.cpu)})`,
         `  steady state: ${r.resyncPasses} resync passes, ${r.resyncWrites} writes, RSS ${fixed(0, 0)(r.rssMb)} MiB`,
       ].join('\n'),
@@ -427,9 +502,13 @@ async function main(): Promise<void> {
   const split = '--split-cpus';
   const profileFlag = '--profile-control-plane=';
   const cliFlag = '--cli=';
+  const leastFlag = '--least-operator';
+  const repeatFlag = '--repeat=';
   const benchFlag = (a: string) =>
     a === noCgroup ||
     a === split ||
+    a === leastFlag ||
+    a.startsWith(repeatFlag) ||
     a.startsWith(cliFlag) ||
     a.startsWith(nodeOptionsFlag) ||
     a.startsWith(perNamespaceFlag) ||
@@ -448,6 +527,9 @@ async function main(): Promise<void> {
     perNamespaceArg === undefined
       ? defaultServersPerNamespace(n)
       : Number(perNamespaceArg.slice(perNamespaceFlag.length));
+  const repeat = Number(args.find((a) => a.startsWith(repeatFlag))?.slice(repeatFlag.length) ?? 1);
+  if (!Number.isInteger(repeat) || repeat < 1)
+    throw new Error(`${repeatFlag} takes a positive whole number`);
   const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
   const ns = sizes.length > 0 ? sizes : [100, 500, 1000];
   const cgroupOrWhy = args.includes(noCgroup)
@@ -475,7 +557,12 @@ async function main(): Promise<void> {
       })),
     );
     for (const n of ns) {
-      results.push(...(await run(cluster, n, operators, perNamespace(n), profilingOf(n))));
+      for (let i = 0; i < repeat; i++) {
+        const withLeast = args.includes(leastFlag);
+        results.push(
+          ...(await run(cluster, n, operators, perNamespace(n), profilingOf(n), withLeast)),
+        );
+      }
     }
   } finally {
     await cluster.stop();

@@ -193,6 +193,8 @@ export class WatchedCount<T extends KubeObject> {
     resource: ResourceType,
     namespaces: string | readonly string[],
     isDone: (obj: T) => boolean,
+    /** Hears each object the first time it is seen done. */
+    onDone: (obj: T) => void = () => {},
   ) {
     this.#informer = new Informer<T>({
       client,
@@ -204,7 +206,10 @@ export class WatchedCount<T extends KubeObject> {
         if (!this.seenAt.has(key)) this.seenAt.set(key, Date.now());
         if (type !== 'deleted' && isDone(object)) {
           this.#done.add(key);
-          if (!this.doneAt.has(key)) this.doneAt.set(key, Date.now());
+          if (!this.doneAt.has(key)) {
+            this.doneAt.set(key, Date.now());
+            onDone(object);
+          }
         } else this.#done.delete(key);
       },
     });
