@@ -13,13 +13,7 @@ import {
   FINDINGS_MAX,
   TOOL_NAME_PATTERN,
 } from '../api/v1alpha1/mcpserver.ts';
-import {
-  type Digest,
-  type FieldDigests,
-  fieldDigests,
-  snapshotDigest,
-  toolDigest,
-} from './digest.ts';
+import { type Digest, type FieldDigests, snapshotDigest, toolDigests } from './digest.ts';
 import type { Implementation } from '../mcp/schemas.ts';
 import { type Finding, type ListedTool, toolFindings } from './findings.ts';
 import {
@@ -74,12 +68,7 @@ export interface Snapshot {
 /** Digest every tool. Throws MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent. */
 export function takeSnapshot(discovery: Discovery): Snapshot {
   const tools = discovery.tools
-    .map((definition) => ({
-      name: definition.name,
-      digest: toolDigest(definition),
-      fields: fieldDigests(definition),
-      definition,
-    }))
+    .map((definition) => ({ name: definition.name, ...toolDigests(definition), definition }))
     .sort((a, b) => compareNames(a.name, b.name));
   return {
     digest: snapshotDigest(tools),

@@ -4,8 +4,10 @@ import {
   digestOf,
   fieldDigests,
   isDigest,
+  digestedPart,
   snapshotDigest,
   toolDigest,
+  toolDigests,
 } from '../../src/tools/digest.ts';
 import { OperatorError } from '../../src/errors.ts';
 
@@ -121,6 +123,39 @@ describe('sensitivity', () => {
     const tools = [{ name: 'echo', digest: toolDigest(echo) }];
     const changed = [{ name: 'echo', digest: toolDigest({ ...echo, description: 'x' }) }];
     expect(snapshotDigest(changed)).not.toBe(snapshotDigest(tools));
+  });
+});
+
+describe('one canonicalisation per field', () => {
+  // Every digested field, and a name that sorts among them ("name" falls between
+  // "inputSchema" and "outputSchema"): the whole text is assembled from the field texts.
+  const full = {
+    name: 'zeta-ünïcode_😀',
+    title: 'Zeta',
+    description: 'Line one\nline "two"',
+    inputSchema: { type: 'object', properties: { é: { type: 'number', maximum: 1e21 } } },
+    outputSchema: { type: 'object', required: ['b', 'a'] },
+    annotations: { readOnlyHint: true, title: 'Z' },
+    execution: { taskSupport: 'optional' },
+    _meta: { ignored: true },
+  };
+
+  it.each([
+    ['every field', full],
+    ['a name only', { name: 'bare' }],
+    ['the echo tool', echo],
+  ])('gives the digest of the canonical JSON of the digested part, for %s', (_, tool) => {
+    expect(toolDigest(tool)).toBe(digestOf(digestedPart(tool)));
+    expect(toolDigests(tool)).toEqual({ digest: toolDigest(tool), fields: fieldDigests(tool) });
+    for (const field of DIGEST_FIELDS) {
+      const value = (tool as Record<string, unknown>)[field];
+      expect(fieldDigests(tool)[field]).toBe(value === undefined ? undefined : digestOf(value));
+    }
+  });
+
+  it('rejects a lone surrogate in the name too', () => {
+    const hostile = JSON.parse('{"name":"\\udc00"}') as { name: string };
+    expect(() => toolDigests(hostile)).toThrow(/Lone surrogate/);
   });
 });
 
