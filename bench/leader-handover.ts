@@ -131,12 +131,16 @@ function handoverOf(signalled: number, from: LogLine[], to: LogLine[]): Handover
     };
   }
   const renewals = attemptsOf(from).filter((a) => a.outcome === 'renewed');
-  const lastRenewal = Math.max(...renewals.map(endOf));
+  if (renewals.length === 0) throw new Error('the leader logged no renewal');
+  const last = renewals.reduce((a, b) => (endOf(b) > endOf(a) ? b : a));
+  const lastRenewal = endOf(last);
   const waiting = attemptsOf(to).filter((a) => a.at >= lastRenewal && a.at < taken.at);
   // The last new record it saw is the one that expired. (Its first sight is not taken: the
-  // killed leader's last log lines may not have been written, its log being asynchronous.)
+  // killed leader's last log lines may not have been written, its log being asynchronous.) It
+  // may see it before the leader hears back: from when the leader's write went out.
+  const written = last.at + (last.getMs ?? 0);
   const observed = sightingsOf(to)
-    .filter((a) => a.at >= lastRenewal && a.at < taken.at)
+    .filter((a) => a.at >= written && a.at < taken.at)
     .at(-1);
   if (observed === undefined)
     throw new Error("the standby never saw the dead leader's last record");
