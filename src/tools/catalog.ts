@@ -16,8 +16,7 @@ import {
   CATALOG_DRIFT_MAX,
   CATALOG_KEY_MAX,
 } from '../api/v1alpha1/mcpserver.ts';
-import { type Digest, digestOf } from './digest.ts';
-import { compareNames } from './snapshot.ts';
+import { type Digest, compareNames, digestOf } from './digest.ts';
 import { shown } from './text.ts';
 
 export const CATALOG_KINDS = ['prompts', 'resources', 'resourceTemplates'] as const;

@@ -70,43 +70,50 @@ export function digestedPart(tool: ToolLike): Record<string, unknown> {
   return part;
 }
 
+/** UTF-16 code unit order, the order RFC 8785 sorts keys in (and snapshotDigest uses). */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The canonical text of each digested field the tool has, in DIGEST_FIELDS order. */
+function canonicalFields(tool: ToolLike): [DigestField, string][] {
+  return DIGEST_FIELDS.filter((field) => tool[field] !== undefined).map((field) => [
+    field,
+    canonicalText(tool[field]),
+  ]);
+}
+
 /**
- * The canonical text of each field the tool has, and of its digested part, made from them: an
- * object's canonical JSON is its members' texts under its keys in sorted order, so that each
- * field is canonicalised once for both digests. Discovery digests every tool of every run,
- * and canonicalising each tool twice was most of what the operator allocated
+ * The canonical text of the tool's digested part, made from its fields' texts: an object's
+ * canonical JSON is its members' texts under its keys in sorted order, so that each field is
+ * canonicalised once for both digests. Discovery digests every tool of every run, and
+ * canonicalising each tool twice was most of what the operator allocated
  * (bench/allocation-sampler.ts, 1,000 servers of 100 tools).
  */
-function canonicalParts(tool: ToolLike): {
-  whole: string;
-  fields: [DigestField, string][];
-} {
-  const fields = DIGEST_FIELDS.filter((field) => tool[field] !== undefined).map(
-    (field): [DigestField, string] => [field, canonicalText(tool[field])],
-  );
+function canonicalWhole(tool: ToolLike, fields: readonly [DigestField, string][]): string {
   const members = [['name', canonicalText(tool.name)] as const, ...fields]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => compareNames(a, b))
     .map(([key, text]) => `${JSON.stringify(key)}:${text}`);
-  return { whole: `{${members.join(',')}}`, fields };
+  return `{${members.join(',')}}`;
 }
 
 /** Digest of the whole tool: name plus every digested field. Any change to those changes it. */
 export function toolDigest(tool: ToolLike): Digest {
-  return sha256(canonicalParts(tool).whole);
+  return sha256(canonicalWhole(tool, canonicalFields(tool)));
 }
+
+const digestsOf = (fields: readonly [DigestField, string][]): FieldDigests =>
+  Object.fromEntries(fields.map(([field, text]) => [field, sha256(text)]));
 
 /** Digest of each field the tool has, so a change can be attributed to the field(s) that moved. */
 export function fieldDigests(tool: ToolLike): FieldDigests {
-  return toolDigests(tool).fields;
+  return digestsOf(canonicalFields(tool));
 }
 
 /** The whole digest and the per-field digests of a tool, canonicalising each field once. */
 export function toolDigests(tool: ToolLike): { digest: Digest; fields: FieldDigests } {
-  const { whole, fields } = canonicalParts(tool);
-  return {
-    digest: sha256(whole),
-    fields: Object.fromEntries(fields.map(([field, text]) => [field, sha256(text)])),
-  };
+  const fields = canonicalFields(tool);
+  return { digest: sha256(canonicalWhole(tool, fields)), fields: digestsOf(fields) };
 }
 
 /**
@@ -116,6 +123,6 @@ export function toolDigests(tool: ToolLike): { digest: Digest; fields: FieldDige
  * not matter.
  */
 export function snapshotDigest(tools: readonly { name: string; digest: Digest }[]): Digest {
-  const ordered = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const ordered = [...tools].sort((a, b) => compareNames(a.name, b.name));
   return digestOf(ordered.map((tool) => tool.digest));
 }

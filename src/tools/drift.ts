@@ -13,9 +13,15 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { DriftSeverity, DriftStatus } from '../api/v1alpha1/mcpserver.ts';
-import { type DigestField, DIGEST_FIELDS, fieldDigests, toolDigest } from './digest.ts';
+import {
+  type DigestField,
+  DIGEST_FIELDS,
+  compareNames,
+  fieldDigests,
+  toolDigest,
+} from './digest.ts';
 import { type Effect, type SchemaChange, diffSchemas } from './schema-diff.ts';
-import { type SnapshotTool, compareNames, isToolName } from './snapshot.ts';
+import { type SnapshotTool, isToolName } from './snapshot.ts';
 import { shown } from './text.ts';
 import {
   type Catalog,

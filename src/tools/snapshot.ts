@@ -13,7 +13,13 @@ import {
   FINDINGS_MAX,
   TOOL_NAME_PATTERN,
 } from '../api/v1alpha1/mcpserver.ts';
-import { type Digest, type FieldDigests, snapshotDigest, toolDigests } from './digest.ts';
+import {
+  type Digest,
+  type FieldDigests,
+  compareNames,
+  snapshotDigest,
+  toolDigests,
+} from './digest.ts';
 import type { Implementation } from '../mcp/schemas.ts';
 import { type Finding, type ListedTool, toolFindings } from './findings.ts';
 import {
@@ -99,11 +105,6 @@ const TOOL_NAME = new RegExp(TOOL_NAME_PATTERN);
  */
 export function isToolName(name: string): boolean {
   return TOOL_NAME.test(name);
-}
-
-/** UTF-16 code unit order, the order RFC 8785 sorts keys in (and snapshotDigest uses). */
-export function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export type CompactDiscovery = Pick<

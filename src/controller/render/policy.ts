@@ -10,7 +10,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { BridgePolicy } from '../../tools/policy.ts';
 import { toolDigest, type Digest } from '../../tools/digest.ts';
 import type { BaselineTool } from '../../tools/drift.ts';
-import { compareNames } from '../../tools/snapshot.ts';
+import { compareNames } from '../../tools/digest.ts';
 import {
   CATALOG,
   CATALOG_KINDS,
