@@ -530,6 +530,10 @@ async function main(): Promise<void> {
   const repeat = Number(args.find((a) => a.startsWith(repeatFlag))?.slice(repeatFlag.length) ?? 1);
   if (!Number.isInteger(repeat) || repeat < 1)
     throw new Error(`${repeatFlag} takes a positive whole number`);
+  // Each N's profiles go to one directory, of one run.
+  if (profileDir !== undefined && repeat > 1)
+    throw new Error(`${profileFlag} profiles one run of each N: no ${repeatFlag}`);
+  const withLeast = args.includes(leastFlag);
   const sizes = args.filter((a) => !a.startsWith('--')).map(Number);
   const ns = sizes.length > 0 ? sizes : [100, 500, 1000];
   const cgroupOrWhy = args.includes(noCgroup)
@@ -558,7 +562,6 @@ async function main(): Promise<void> {
     );
     for (const n of ns) {
       for (let i = 0; i < repeat; i++) {
-        const withLeast = args.includes(leastFlag);
         results.push(
           ...(await run(cluster, n, operators, perNamespace(n), profilingOf(n), withLeast)),
         );

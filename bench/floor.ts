@@ -39,7 +39,7 @@ import {
   keyOf,
   type KubeObject,
 } from '../src/kube/resources.ts';
-import { WatchedCount, isReady, patienceMs, pool } from './harness.ts';
+import { WatchedCount, createServer, isReady, patienceMs, pool } from './harness.ts';
 import { rolloutMs } from './timeline.ts';
 import { placements, type Slot } from './layout.ts';
 
@@ -200,12 +200,8 @@ export async function leastOperatorSeconds(
   try {
     const started = Date.now();
     await Promise.all([
-      pool(placements(layout), concurrency, async ({ namespace, index }) => {
-        const server = await client.request<StoredMCPServer>({
-          method: 'POST',
-          path: collectionPath(MCP_SERVER, namespace),
-          body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: `srv-${index}` }, spec },
-        });
+      pool(placements(layout), concurrency, async (placement) => {
+        const server = await createServer(client, placement, spec);
         created.set(keyOf(server), server);
         await createRendered(client, server, true);
       }),

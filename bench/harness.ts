@@ -132,6 +132,19 @@ export async function createServers(
   return indexes.map((i) => `srv-${i}`);
 }
 
+/** Creates the MCPServer `srv-<index>` of a placement; resolves to it as the API server stored it. */
+export function createServer(
+  client: KubeClient,
+  { namespace, index }: Placement,
+  spec: MCPServer['spec'],
+): Promise<StoredMCPServer> {
+  return client.request<StoredMCPServer>({
+    method: 'POST',
+    path: collectionPath(MCP_SERVER, namespace),
+    body: { apiVersion: API_VERSION, kind: KIND, metadata: { name: `srv-${index}` }, spec },
+  });
+}
+
 /** Creates an MCPServer `srv-<index>` in each placement's namespace, `concurrency` at a time. */
 export async function createServersAt(
   client: KubeClient,
@@ -139,17 +152,8 @@ export async function createServersAt(
   concurrency: number,
   specOf: (index: number) => MCPServer['spec'],
 ): Promise<void> {
-  await pool([...servers], concurrency, ({ namespace, index }) =>
-    client.request({
-      method: 'POST',
-      path: collectionPath(MCP_SERVER, namespace),
-      body: {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        metadata: { name: `srv-${index}` },
-        spec: specOf(index),
-      },
-    }),
+  await pool([...servers], concurrency, (placement) =>
+    createServer(client, placement, specOf(placement.index)),
   );
 }
 
