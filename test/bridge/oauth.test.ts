@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthOptions } from '../../src/bridge/oauth-setup.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
-import { AuthorizationServer, freePort, type TestClient } from '../oauth/authorization-server.ts';
+import { AuthorizationServer, type TestClient } from '../oauth/authorization-server.ts';
+import { freePort } from '../support/ports.ts';
 import { INITIALIZE, post, SERVERS, startTestBridge, tempDir, toolCall } from './harness.ts';
 
 const REQUIRED = 'mcp:tools';

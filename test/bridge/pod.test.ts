@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../support/ports.ts';
 import {
   bridgeArgs,
   BUSYBOX_FILE,
@@ -75,11 +76,9 @@ async function startBridgeProcess(
   return { url: `${base}${settings.path}`, stop };
 }
 
-const freePort = (): number => 20_000 + Math.floor(Math.random() * 20_000);
-
 /** A PerSession bridge on a free loopback port, without a warm pool, in front of a supervisor. */
-const perSession = (supervisorDir: string): BridgeSettings => ({
-  listen: `127.0.0.1:${freePort()}`,
+const perSession = async (supervisorDir: string): Promise<BridgeSettings> => ({
+  listen: `127.0.0.1:${await freePort()}`,
   path: '/mcp',
   sessionMode: 'PerSession',
   maxSessions: 4,
@@ -115,7 +114,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
 
   it('serves server-everything through supervisor, FIFOs and the bridge process', async () => {
     const supervisor = await startSupervisor(SERVERS.everything);
-    const port = freePort();
+    const port = await freePort();
     const bridge = await startBridgeProcess({
       listen: `127.0.0.1:${port}`,
       path: '/mcp',
@@ -181,7 +180,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
       ...everything,
     ]);
     const supervisor = await startSupervisor(command);
-    const bridge = await startBridgeProcess(perSession(supervisor.dir));
+    const bridge = await startBridgeProcess(await perSession(supervisor.dir));
     const client = await connect(bridge.url);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'up' } }))).toBe(
       'Echo: up',
@@ -210,7 +209,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
     // grace period), so SIGTERM lands while the child is being started, as it can with a busy
     // supervisor in a pod. The supervisor comes up once the bridge is shutting down.
     const dir = await emptyDir();
-    const bridge = await startBridgeProcess(perSession(dir), { awaitReady: false });
+    const bridge = await startBridgeProcess(await perSession(dir), { awaitReady: false });
     const base = new URL(bridge.url).origin;
     await waitFor('the bridge to listen', async () =>
       (await fetch(`${base}/healthz`).catch(() => undefined))?.ok ? true : undefined,
@@ -258,7 +257,7 @@ describe('the stdio pod wiring', { timeout: 90_000 }, () => {
   });
 
   it('runs the containers the controller renders for a stdio MCPServer', async () => {
-    const port = freePort();
+    const port = await freePort();
     const [command, ...args] = SERVERS.everything;
     const objects = render(
       {

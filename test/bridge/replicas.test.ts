@@ -16,6 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { replicaTag } from '../../src/bridge/replicas.ts';
 import { CLI } from '../support/cli.ts';
+import { freePort } from '../support/ports.ts';
 import { waitFor } from '../support/wait.ts';
 import { INITIALIZE, NODE, SERVERS, post, textOf, toolCall } from './harness.ts';
 
@@ -23,17 +24,6 @@ const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
-
-/** A port nothing listens on right now (the kernel's pick, released again). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  probe.listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  probe.close();
-  await once(probe, 'close');
-  return port;
-}
 
 interface Replica {
   base: string;

@@ -11,7 +11,8 @@ import { discover } from '../../src/discovery/client.ts';
 import { EgressGuard, egressPolicy, guardedDispatcher } from '../../src/discovery/egress.ts';
 import { clientCredentialsToken, type TokenRequest } from '../../src/discovery/oauth-token.ts';
 import { OperatorError } from '../../src/errors.ts';
-import { AuthorizationServer, freePort } from '../oauth/authorization-server.ts';
+import { AuthorizationServer } from '../oauth/authorization-server.ts';
+import { freePort } from '../support/ports.ts';
 import { SERVERS, startTestBridge, tempDir } from '../bridge/harness.ts';
 
 const REQUIRED = 'mcp:tools';

@@ -12,7 +12,7 @@
 
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import Provider, { errors, type ClientMetadata, type JWK } from 'oidc-provider';
 import { createMemoryAdapter } from 'oidc-provider/lib/adapters/memory_adapter.js';
 
@@ -190,13 +190,4 @@ function basicClientId(authorization: string | undefined): string {
   const encoded = /^Basic (\S+)$/i.exec(authorization ?? '')?.[1] ?? '';
   const [id = ''] = Buffer.from(encoded, 'base64').toString('utf8').split(':');
   return decodeURIComponent(id.replaceAll('+', ' '));
-}
-
-/** A port free now, so the resource URI (the bridge's URL) is known before the bridge starts. */
-export async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
