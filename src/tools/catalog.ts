@@ -10,12 +10,8 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
-import {
-  type DriftSeverity,
-  type DriftStatus,
-  CATALOG_DRIFT_MAX,
-  CATALOG_KEY_MAX,
-} from '../api/v1alpha1/mcpserver.ts';
+import type { DriftSeverity, DriftStatus } from '../api/v1alpha1/mcpserver.ts';
+import { CATALOG_DRIFT_MAX, CATALOG_KEY_MAX } from '../tool-record.ts';
 import { type Digest, compareNames, digestOf } from './digest.ts';
 import { shown } from './text.ts';
 
