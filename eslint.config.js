@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
  * lives". An import against the direction fails the lint. Shared leaves (errors.ts,
  * duration.ts, flags.ts, command.ts, resolved-package.ts, tool-record.ts) import no layer.
  */
-const LAYERS = {
+export const LAYERS = {
   api: { may: [] },
   kube: { may: [] },
   mcp: { may: [] },
@@ -16,6 +16,13 @@ const LAYERS = {
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
+  commands: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller'] },
+};
+
+/** src/ runs without test/ (an installed package has none); `dev` reaches it by spawning. */
+const NO_TEST_IMPORT = {
+  regex: '(^|/)test/',
+  message: 'src/ imports nothing from test/: see src/commands/test-harness.ts.',
 };
 
 /** The one module of the bridge that others may import: the pod it runs in, as render builds it. */
@@ -35,6 +42,7 @@ function layerRule(layer, { may, pure = false }) {
     regex: `(^|/)${other}/`,
     message: `${allowed(layer, may)}: see README.md, "Where the code lives".`,
   }));
+  patterns.push(NO_TEST_IMPORT);
   if (may.includes('bridge')) {
     patterns.push({
       regex: `(^|/)bridge/(?!${BRIDGE_PUBLIC})`,
@@ -68,6 +76,7 @@ const leafRule = {
             regex: `(^|/)(${Object.keys(LAYERS).join('|')})/`,
             message: 'A shared leaf imports no layer.',
           },
+          NO_TEST_IMPORT,
         ],
       },
     ],

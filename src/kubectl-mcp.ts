@@ -10,9 +10,9 @@
 import type { Command } from './command.ts';
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  approve: async () => (await import('./discovery/commands.ts')).approveCommand,
-  diff: async () => (await import('./discovery/commands.ts')).diffCommand,
-  status: async () => (await import('./discovery/commands.ts')).statusCommand,
+  approve: async () => (await import('./commands/approve.ts')).approveCommand,
+  diff: async () => (await import('./commands/diff.ts')).diffCommand,
+  status: async () => (await import('./commands/status.ts')).statusCommand,
 };
 
 const USAGE = `Usage: kubectl mcp <command> <name> [-n namespace] [--context name] [flags]
