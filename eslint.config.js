@@ -16,6 +16,8 @@ const LAYERS = {
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
+  registry: { may: ['api', 'mcp', 'tools'] },
+  commands: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'controller', 'registry'] },
 };
 
 /** The one module of the bridge that others may import: the pod it runs in, as render builds it. */

@@ -28,6 +28,10 @@ describe('layers', () => {
     ['src/tools/drift.ts', '../api/v1alpha1/mcpserver.ts'],
     ['src/kube/client.ts', '../errors.ts'],
     ['src/tools/digest.ts', 'node:crypto'],
+    ['src/registry/mapping.ts', '../api/v1alpha1/mcpserver.ts'],
+    ['src/registry/client.ts', '../tools/text.ts'],
+    ['src/commands/import.ts', '../registry/client.ts'],
+    ['src/commands/import.ts', '../kube/client.ts'],
   ])('%s may import %s', async (file, from) => {
     expect(await problems(file, from)).toEqual([]);
   });
@@ -42,6 +46,10 @@ describe('layers', () => {
     ['src/controller/manager.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
     ['src/tools/snapshot.ts', 'node:fs/promises', 'src/tools is pure'],
     ['src/errors.ts', './kube/client.ts', 'A shared leaf imports no layer'],
+    ['src/registry/client.ts', '../kube/client.ts', 'src/registry may import only'],
+    ['src/registry/mapping.ts', '../discovery/baseline.ts', 'src/registry may import only'],
+    ['src/controller/reconcile.ts', '../registry/mapping.ts', 'src/controller may import only'],
+    ['src/tools/drift.ts', '../commands/import.ts', 'src/tools may import only'],
   ])('%s may not import %s', async (file, from, message) => {
     const found = await problems(file, from);
     expect(found).toHaveLength(1);
