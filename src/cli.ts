@@ -44,6 +44,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "show a server's conditions, tools, drift and provenance",
     load: async () => (await import('./commands/status.ts')).statusCommand,
   },
+  import: {
+    summary: 'make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it',
+    load: async () => (await import('./commands/import.ts')).importCommand,
+  },
 };
 
 function usage(): string {

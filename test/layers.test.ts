@@ -35,6 +35,10 @@ describe('layers', () => {
     ['src/tools/digest.ts', 'node:crypto'],
     ['src/commands/approve.ts', '../discovery/baseline.ts'],
     ['src/commands/dev.ts', '../controller/command.ts'],
+    ['src/registry/mapping.ts', '../api/v1alpha1/mcpserver.ts'],
+    ['src/registry/client.ts', '../tools/text.ts'],
+    ['src/commands/import.ts', '../registry/client.ts'],
+    ['src/commands/import.ts', '../kube/client.ts'],
   ])('%s may import %s', async (file, from) => {
     expect(await problems(file, from)).toEqual([]);
   });
@@ -53,6 +57,10 @@ describe('layers', () => {
     ['src/discovery/runner.ts', '../commands/diff.ts', 'src/discovery may import only'],
     ['src/commands/dev.ts', '../../test/cluster/cli.ts', 'src/ imports nothing from test/'],
     ['src/commands/status.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
+    ['src/registry/client.ts', '../kube/client.ts', 'src/registry may import only'],
+    ['src/registry/mapping.ts', '../discovery/baseline.ts', 'src/registry may import only'],
+    ['src/controller/reconcile.ts', '../registry/mapping.ts', 'src/controller may import only'],
+    ['src/tools/drift.ts', '../commands/import.ts', 'src/tools may import only'],
   ])('%s may not import %s', async (file, from, message) => {
     const found = await problems(file, from);
     expect(found).toHaveLength(1);
