@@ -16,6 +16,7 @@ const LAYERS = {
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
+  console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
 };
 
 /** The one module of the bridge that others may import: the pod it runs in, as render builds it. */

@@ -44,6 +44,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "show a server's conditions, tools, drift and provenance",
     load: async () => (await import('./discovery/commands.ts')).statusCommand,
   },
+  console: {
+    summary: 'serve the review console on 127.0.0.1: the fleet, drift side by side, approval',
+    load: async () => (await import('./commands/console.ts')).consoleCommand,
+  },
 };
 
 function usage(): string {

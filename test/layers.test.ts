@@ -28,6 +28,7 @@ describe('layers', () => {
     ['src/tools/drift.ts', '../api/v1alpha1/mcpserver.ts'],
     ['src/kube/client.ts', '../errors.ts'],
     ['src/tools/digest.ts', 'node:crypto'],
+    ['src/console/review.ts', '../discovery/drift-basis.ts'],
   ])('%s may import %s', async (file, from) => {
     expect(await problems(file, from)).toEqual([]);
   });
@@ -42,6 +43,8 @@ describe('layers', () => {
     ['src/controller/manager.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
     ['src/tools/snapshot.ts', 'node:fs/promises', 'src/tools is pure'],
     ['src/errors.ts', './kube/client.ts', 'A shared leaf imports no layer'],
+    ['src/console/server.ts', '../controller/manager.ts', 'src/console may import only'],
+    ['src/discovery/runner.ts', '../console/watch.ts', 'src/discovery may import'],
   ])('%s may not import %s', async (file, from, message) => {
     const found = await problems(file, from);
     expect(found).toHaveLength(1);

@@ -281,6 +281,14 @@ const OUTPUT: Record<Effect, DriftSeverity> = {
   widens: 'breaking',
 };
 
+/** What one structural change of a tool's schema means for its callers or consumers. */
+export function schemaChangeSeverity(
+  field: 'inputSchema' | 'outputSchema',
+  effect: Effect,
+): DriftSeverity {
+  return (field === 'inputSchema' ? INPUT : OUTPUT)[effect];
+}
+
 function judgeSchema(
   field: 'inputSchema' | 'outputSchema',
   before: unknown,
@@ -357,7 +365,8 @@ function judgeExecution(before: unknown, after: unknown): FieldVerdict {
   return { severity, details, texts: [] };
 }
 
-function highest(severities: DriftSeverity[]): DriftSeverity | undefined {
+/** The worst of some severities; undefined for none. */
+export function highest(severities: readonly DriftSeverity[]): DriftSeverity | undefined {
   return severities.reduce<DriftSeverity | undefined>(
     (top, s) => (top === undefined || RANK[s] > RANK[top] ? s : top),
     undefined,
