@@ -17,8 +17,9 @@ export const LAYERS = {
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
   registry: { may: ['api', 'mcp', 'tools'] },
+  console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
   commands: {
-    may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller', 'registry'],
+    may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller', 'registry', 'console'],
   },
 };
 

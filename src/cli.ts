@@ -48,6 +48,10 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it',
     load: async () => (await import('./commands/import.ts')).importCommand,
   },
+  console: {
+    summary: 'serve the review console on 127.0.0.1: the fleet, drift side by side, approval',
+    load: async () => (await import('./commands/console.ts')).consoleCommand,
+  },
 };
 
 function usage(): string {

@@ -39,6 +39,7 @@ describe('layers', () => {
     ['src/registry/client.ts', '../tools/text.ts'],
     ['src/commands/import.ts', '../registry/client.ts'],
     ['src/commands/import.ts', '../kube/client.ts'],
+    ['src/console/review.ts', '../discovery/drift-basis.ts'],
   ])('%s may import %s', async (file, from) => {
     expect(await problems(file, from)).toEqual([]);
   });
@@ -61,6 +62,8 @@ describe('layers', () => {
     ['src/registry/mapping.ts', '../discovery/baseline.ts', 'src/registry may import only'],
     ['src/controller/reconcile.ts', '../registry/mapping.ts', 'src/controller may import only'],
     ['src/tools/drift.ts', '../commands/import.ts', 'src/tools may import only'],
+    ['src/console/server.ts', '../controller/manager.ts', 'src/console may import only'],
+    ['src/discovery/runner.ts', '../console/watch.ts', 'src/discovery may import'],
   ])('%s may not import %s', async (file, from, message) => {
     const found = await problems(file, from);
     expect(found).toHaveLength(1);
