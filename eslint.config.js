@@ -19,7 +19,17 @@ export const LAYERS = {
   registry: { may: ['api', 'mcp', 'tools'] },
   console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
   commands: {
-    may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller', 'registry', 'console'],
+    may: [
+      'api',
+      'kube',
+      'mcp',
+      'tools',
+      'discovery',
+      'bridge',
+      'controller',
+      'registry',
+      'console',
+    ],
   },
 };
 
