@@ -1,6 +1,6 @@
 /**
  * Enforcement for prompts, resources and resource templates (`driftPolicy: Enforce`): model-facing
- * text as much as tools (src/tools/catalog.ts), screened by the same policy file and the same
+ * text as much as tools (src/tools/catalog-items.ts), screened by the same policy file and the same
  * rules as tools (policy.ts). A kind is screened when the policy lists its approved items
  * (`prompts`, `resources`, `resourceTemplates`); a kind it leaves out passes, as drift does not
  * compare it either.
@@ -25,7 +25,7 @@
 
 import { compileUriTemplate } from '../mcp/uri-template.ts';
 import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../mcp/jsonrpc.ts';
-import { CATALOG, isKeyed, itemDigest, type CatalogKind } from '../tools/catalog.ts';
+import { CATALOG, isKeyed, itemDigest, type CatalogKind } from '../tools/catalog-items.ts';
 import type { Digest } from '../tools/digest.ts';
 import type { BridgePolicy } from '../tools/policy.ts';
 import { judgeApproval, type Denial, type DenialReason } from './denial.ts';
@@ -56,8 +56,8 @@ const KIND_OF_LIST: Readonly<Record<string, CatalogKind>> = {
   'resources/templates/list': 'resourceTemplates',
 };
 
-/** The digest `key` is approved with under `kind`; undefined: not approved. */
-function approvedDigest(policy: BridgePolicy, kind: CatalogKind, key: string): string | undefined {
+/** The digest the policy approves `key` of `kind` with; undefined: not approved. */
+function policyDigest(policy: BridgePolicy, kind: CatalogKind, key: string): string | undefined {
   const field = CATALOG[kind].key;
   return policy[kind]?.find((item) => item[field] === key)?.digest;
 }
@@ -79,7 +79,7 @@ export function decideItem(
   if (!current.listed && current.listError !== undefined)
     return unverifiable(kind, current.listError);
   if (!current.listed) return { reason: 'unlisted', message: 'the MCP server does not list it' };
-  const approved = approvedDigest(policy, kind, key);
+  const approved = policyDigest(policy, kind, key);
   return judgeApproval(approved, current.digest, `spec.tools.approved.${kind}`);
 }
 
@@ -249,7 +249,7 @@ export class CatalogGate {
     await templates.current();
     if (templates.error !== undefined) return unverifiable('resourceTemplates', templates.error);
     for (const [template, digest] of templates.entries()) {
-      const approved = approvedDigest(policy, 'resourceTemplates', template);
+      const approved = policyDigest(policy, 'resourceTemplates', template);
       if (approved === undefined || approved !== digest) continue;
       if (compileUriTemplate(template)?.(uri) === true) return undefined;
     }

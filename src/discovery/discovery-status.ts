@@ -30,7 +30,7 @@ import type {
   MCPServerStatus,
 } from '../api/v1alpha1/mcpserver.ts';
 import { discoveryEnabled, intervalMs } from '../api/v1alpha1/spec.ts';
-import type { Baseline } from './baseline.ts';
+import type { Baseline } from '../tools/baseline.ts';
 import { type Drift, driftStatus, isDrifted } from '../tools/drift.ts';
 import type { ServerResult, Success } from './results.ts';
 import { type DriftInputs, driftBasis, driftFrom, driftInputs } from './drift-basis.ts';

@@ -11,7 +11,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { Gauge, type Registry } from 'prom-client';
 import type { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import type { Drift } from '../tools/drift.ts';
-import type { Catalog } from '../tools/catalog.ts';
+import type { Catalog } from '../tools/catalog-items.ts';
 import type { CompactDiscovery, SnapshotTool } from '../tools/snapshot.ts';
 
 /** Where the full snapshot went: the ConfigMap, or why it did not fit. */

@@ -28,7 +28,7 @@ import {
   type ListedItem,
   catalogDigest,
   catalogItems,
-} from './catalog.ts';
+} from './catalog-items.ts';
 import { NAME_MAX, shown } from './text.ts';
 
 /** What a server told discovery about itself. */

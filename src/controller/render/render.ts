@@ -115,7 +115,7 @@ export function render(
   if (server.spec.image === undefined) return [];
   return [
     ...(server.spec.pod?.serviceAccountName === undefined ? [serviceAccount(server)] : []),
-    ...(isEnforced(server) ? [policyConfigMap(server, resolved.approvedTools)] : []),
+    ...(isEnforced(server) ? [policyConfigMap(server, resolved.baseline)] : []),
     service(server, objectNames(server).service, { type: 'ClusterIP' }),
     ...(hasBridge(server) ? [peerService(server)] : []),
     deployment(server, options, resolved),
