@@ -19,6 +19,7 @@ import {
   type CatalogKind,
 } from './catalog-items.ts';
 import { compareNames } from './digest.ts';
+import { highest } from './severity.ts';
 import { shown } from './text.ts';
 
 export interface CatalogChange {
@@ -93,7 +94,7 @@ function compareItem(
   return {
     key: entry.key,
     fields,
-    severity: highest(verdicts.map((v) => v.severity)),
+    severity: worst(verdicts.map((v) => v.severity)),
     details: verdicts.flatMap((v) => v.details),
   };
 }
@@ -169,7 +170,7 @@ function judgeArguments(before: unknown, after: unknown): Verdict {
     );
   }
   return {
-    severity: highest(verdicts.map((v) => v.severity)),
+    severity: worst(verdicts.map((v) => v.severity)),
     details: verdicts.flatMap((v) => v.details),
   };
 }
@@ -190,12 +191,9 @@ function argumentsOf(value: unknown): Map<string, Argument> | undefined {
   return args;
 }
 
-const RANK: Record<DriftSeverity, number> = { 'description-only': 0, compatible: 1, breaking: 2 };
-
 /** The worst severity; a change nothing explains (only the key's digest moved) is breaking. */
-function highest(severities: readonly DriftSeverity[]): DriftSeverity {
-  if (severities.length === 0) return 'breaking';
-  return severities.reduce((top, s) => (RANK[s] > RANK[top] ? s : top));
+function worst(severities: readonly DriftSeverity[]): DriftSeverity {
+  return highest(severities) ?? 'breaking';
 }
 
 function sorted(keys: string[]): string[] {

@@ -27,7 +27,14 @@ import {
   TOOL_NAME_PATTERN,
 } from '../../tool-record.ts';
 
-export const DRIFT_SEVERITIES = ['breaking', 'compatible', 'description-only'] as const;
+/**
+ * How much a change to an approved entry matters, most severe first (docs/judging.md has an
+ * example of each): breaking (callers built for the approved schema may fail), widening (the
+ * entry may now do or accept more: a hint lost or gained, a constraint dropped, a new
+ * free-text argument), compatible (old calls stay valid and nothing widened), description-only
+ * (only the text the model reads).
+ */
+export const DRIFT_SEVERITIES = ['breaking', 'widening', 'compatible', 'description-only'] as const;
 
 const Time = (description: string) => Type.String({ description, format: 'date-time' });
 
@@ -94,7 +101,7 @@ const CatalogDriftStatus = (what: string) =>
                 maxItems: 8,
               }),
               severity: StringEnum(DRIFT_SEVERITIES, {
-                description: 'As for tools: breaking, compatible or description-only.',
+                description: 'As for tools: breaking, widening, compatible or description-only.',
               }),
             }),
             {
@@ -223,7 +230,7 @@ const ChangedTool = Type.Object(
     ),
     severity: StringEnum(DRIFT_SEVERITIES, {
       description:
-        'breaking: callers built for the approved schema may fail (new required argument, removed property, narrowed type). compatible: a change that keeps old calls valid. description-only: only the text changed, which is how a tool is poisoned; review it.',
+        'From most to least severe. breaking: callers built for the approved schema may fail (new required argument, removed property, narrowed type). widening: the tool may now do or accept more than was approved (readOnlyHint lost, destructiveHint or openWorldHint set, idempotentHint lost; an enum, pattern, maxLength or format removed, a new free-text argument). compatible: old calls stay valid and nothing widened. description-only: only the text changed, which is how a tool is poisoned; review it.',
     }),
   },
   { description: 'A tool whose definition differs from the approved one.' },
