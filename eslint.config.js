@@ -12,7 +12,7 @@ const LAYERS = {
   api: { may: [] },
   kube: { may: [] },
   mcp: { may: [] },
-  tools: { may: ['api', 'mcp'], pure: true },
+  tools: { may: ['api', 'mcp'], typesOf: ['api'], pure: true },
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
@@ -29,7 +29,15 @@ function allowed(layer, may) {
   return `src/${layer} may import only ${may.map((m) => `src/${m}`).join(', ')} and the shared leaves`;
 }
 
-function layerRule(layer, { may, pure = false }) {
+/**
+ * An import of names from `other` that loads it when the code runs: only `import type` is
+ * erased whole (`import { type A }` leaves `import {}`, which still loads the module).
+ */
+function valueImportOf(other) {
+  return `ImportDeclaration[importKind='value'][source.value=/(^|\\x2F)${other}\\x2F/][specifiers.length>0]`;
+}
+
+function layerRule(layer, { may, typesOf = [], pure = false }) {
   const others = Object.keys(LAYERS).filter((other) => other !== layer && !may.includes(other));
   const patterns = others.map((other) => ({
     regex: `(^|/)${other}/`,
@@ -44,9 +52,16 @@ function layerRule(layer, { may, pure = false }) {
   if (pure) {
     patterns.push({ regex: IO_MODULES, message: `src/${layer} is pure: no I/O.` });
   }
+  const typeOnly = typesOf.map((other) => ({
+    selector: valueImportOf(other),
+    message: `src/${layer} takes only types from src/${other} (import type), so that what runs it need not load src/${other}.`,
+  }));
   return {
     files: [`src/${layer}/**/*.ts`],
-    rules: { 'no-restricted-imports': ['error', { patterns }] },
+    rules: {
+      'no-restricted-imports': ['error', { patterns }],
+      ...(typeOnly.length === 0 ? {} : { 'no-restricted-syntax': ['error', ...typeOnly] }),
+    },
   };
 }
 

@@ -52,6 +52,27 @@ describe('layers', () => {
   });
 });
 
+describe('types only', () => {
+  it('src/tools takes types from src/api, never values, which would load the API with it', async () => {
+    const lint = async (text: string) => {
+      const [result] = await eslint.lintText(`${text}\n`, { filePath: 'src/tools/drift.ts' });
+      return result!.messages.map((message) => message.message);
+    };
+    expect(await lint("import type { DriftStatus } from '../api/v1alpha1/mcpserver.ts';")).toEqual(
+      [],
+    );
+    for (const text of [
+      "import { DEFAULTS } from '../api/v1alpha1/defaults.ts';",
+      "import { type DriftStatus } from '../api/v1alpha1/mcpserver.ts';",
+      "import * as api from '../api/v1alpha1/mcpserver.ts';",
+    ]) {
+      const found = await lint(text);
+      expect(found).toHaveLength(1);
+      expect(found[0]).toContain('src/tools takes only types from src/api');
+    }
+  });
+});
+
 /** The files of src/ that Node loads to import `entry` (a path in src/), by their path in src/. */
 async function loadedBy(entry: string): Promise<string[]> {
   const src = new URL('../src/', import.meta.url);
