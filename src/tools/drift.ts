@@ -263,6 +263,14 @@ const OUTPUT: Record<Effect, DriftSeverity> = {
   'adds-free-text': 'compatible',
 };
 
+/** What one structural change of a tool's schema means for its callers or consumers. */
+export function schemaChangeSeverity(
+  field: 'inputSchema' | 'outputSchema',
+  effect: Effect,
+): DriftSeverity {
+  return (field === 'inputSchema' ? INPUT : OUTPUT)[effect];
+}
+
 function judgeSchema(
   field: 'inputSchema' | 'outputSchema',
   before: unknown,
