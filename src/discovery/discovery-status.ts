@@ -2,7 +2,7 @@
  * The discovery part of MCPServer status — `status.discovery`, `status.drift` and the
  * `Discovered` and `Drifted` conditions — as a pure function of the latest discovery result
  * (in memory), the status as it is, the resolved baseline and the time. The reconcile pass
- * merges it into the status it writes once (one status writer, docs/adr/0003).
+ * merges it into the status it writes once (one status writer, docs/adr/0023).
  *
  * Two rules keep a run that finds nothing new from writing anything:
  * - the times in status.discovery move only with another change, or once they are older than

@@ -4,7 +4,7 @@
  * operator restart the store is empty until the first run, and status keeps what it had.
  *
  * Exact times go to Prometheus gauges rather than status, so that a run that finds nothing new
- * costs no API write (docs/adr/0003).
+ * costs no API write (docs/adr/0024).
  */
 
 import { isDeepStrictEqual } from 'node:util';

@@ -3,7 +3,7 @@
  * back). Pure functions; the `approve` command fetches the snapshot and writes or prints what
  * these return.
  *
- * Two forms (docs/adr/0003-digests-and-drift.md): definitions, reviewable in a pull request
+ * Two forms (docs/adr/0018-drift-follows-the-baseline-form.md): definitions, reviewable in a pull request
  * and the only form that lets drift classify severity; digests with abbreviated field
  * digests, compact, with which drift still names the fields that changed.
  */

@@ -128,7 +128,7 @@ const Finding = Type.Object(
 
 /**
  * Times that discovery refreshes without another change only this often, so that a round that
- * finds nothing new writes nothing (docs/adr/0003). Prometheus has the exact times.
+ * finds nothing new writes nothing (docs/adr/0024). Prometheus has the exact times.
  */
 const HEARTBEAT = (metric: string) =>
   `Refreshed when anything else in status.discovery changes, otherwise only once it is older than max(1h, 10 × spec.discovery.interval): a run that finds nothing new writes nothing. The metric ${metric} has the exact time.`;
