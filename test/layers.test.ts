@@ -94,7 +94,7 @@ describe('types only', () => {
 
 /** The files of src/ that Node loads to import `entry` (a path in src/), by their path in src/. */
 async function loadedBy(entry: string): Promise<string[]> {
-  const src = new URL('../src/', import.meta.url);
+  const src = new URL('../src', import.meta.url);
   const script = `
     import { registerHooks } from 'node:module';
     const loaded = [];

@@ -36,11 +36,11 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
-import type { Caller } from './policy.ts';
+import type { Caller } from './policy/gate.ts';
 import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
-import { passedOn } from './wire-text.ts';
+import { passedOn } from './message-text.ts';
 import { LIST_CHANGED } from '../mcp/methods.ts';
 
 /**

@@ -22,28 +22,23 @@ import {
   WIRE,
   type JsonRpcMessage,
   type JsonRpcRequest,
-} from '../mcp/jsonrpc.ts';
-import {
-  SERVER_STATE,
-  statelessResult,
-  StatelessCall,
-  type CallContext,
-} from './stateless-call.ts';
-import { HEADER, META } from '../mcp/metadata.ts';
-import { HANDSHAKE_ONLY_METHODS } from '../mcp/methods.ts';
-import { HANDSHAKE_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS } from '../mcp/versions.ts';
+} from '../../mcp/jsonrpc.ts';
+import { SERVER_STATE, statelessResult, StatelessCall, type CallContext } from './era-2026-call.ts';
+import { HEADER, META } from '../../mcp/metadata.ts';
+import { HANDSHAKE_ONLY_METHODS } from '../../mcp/methods.ts';
+import { HANDSHAKE_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS } from '../../mcp/versions.ts';
 import {
   headerMismatch,
   paramHeaders,
   paramMismatch,
   requestMeta,
   type ParamHeader,
-} from '../mcp/request-metadata.ts';
-import { Listener, refuseUnrelated, type Capabilities } from './stateless-listen.ts';
+} from '../../mcp/request-metadata.ts';
+import { Listener, refuseUnrelated, type Capabilities } from './era-2026-listen.ts';
 import type { ReplicaRouter } from './replicas.ts';
-import { replyEmpty, replyError, replyJson } from './replies.ts';
-import type { SessionPort, Upstream } from './upstream.ts';
-import type { Caller } from './policy.ts';
+import { replyEmpty, replyError, replyJson } from '../replies.ts';
+import type { SessionPort, Upstream } from '../upstream.ts';
+import type { Caller } from '../policy/gate.ts';
 
 /**
  * The requests of 2026-07-28 (schema `ClientRequest`): what the bridge translates for a server

@@ -4,7 +4,7 @@
  * error, and a message for the caller.
  */
 
-import type { Digest } from '../tools/digest.ts';
+import type { Digest } from '../../tools/digest.ts';
 
 export type DenialReason =
   | 'policy-unavailable'

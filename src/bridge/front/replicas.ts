@@ -26,9 +26,9 @@ import {
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import { header } from './guards.ts';
-import { WIRE } from '../mcp/jsonrpc.ts';
-import { HEADER } from '../mcp/metadata.ts';
-import { replyError } from './replies.ts';
+import { WIRE } from '../../mcp/jsonrpc.ts';
+import { HEADER } from '../../mcp/metadata.ts';
+import { replyError } from '../replies.ts';
 
 /** Marks a forwarded request: the replica it reaches answers it itself, whatever its tag says. */
 const FORWARDED_HEADER = 'mcp-operator-forwarded-by';

@@ -31,7 +31,7 @@ import { createParser } from 'eventsource-parser';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Agent, request, type Dispatcher } from 'undici';
-import type { Account } from './budget.ts';
+import type { Account } from '../budget.ts';
 import {
   classify,
   errorResponse,
@@ -43,16 +43,16 @@ import {
   WIRE,
   type JsonRpcMessage,
   type RequestId,
-} from '../mcp/jsonrpc.ts';
-import { HEADER, META } from '../mcp/metadata.ts';
+} from '../../mcp/jsonrpc.ts';
+import { HEADER, META } from '../../mcp/metadata.ts';
 import {
   metadataHeaders,
   paramHeaders,
   requestMeta,
   type ParamHeader,
-} from '../mcp/request-metadata.ts';
-import { InputRoundsTransport } from './input-rounds.ts';
-import { BaseTransport, type Launcher, type Transport } from './transport.ts';
+} from '../../mcp/request-metadata.ts';
+import { InputRoundsTransport } from './era-2026-server.ts';
+import { BaseTransport, type Launcher, type Transport } from '../transport.ts';
 
 export interface HttpUpstreamOptions {
   /** The server's MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */

@@ -15,11 +15,11 @@ import { promisify } from 'node:util';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { operatorError } from '../errors.ts';
-import { childInFifo, childOutFifo, childPackageFile, CONTROL_FIFO } from './pod-contract.ts';
-import { StreamTransport, type Launcher, type Transport } from './transport.ts';
-import { toPackage, type ResolvedPackage } from '../resolved-package.ts';
-import type { JsonRpcMessage, RequestId } from '../mcp/jsonrpc.ts';
+import { operatorError } from '../../errors.ts';
+import { childInFifo, childOutFifo, childPackageFile, CONTROL_FIFO } from '../pod-contract.ts';
+import { StreamTransport, type Launcher, type Transport } from '../transport.ts';
+import { toPackage, type ResolvedPackage } from '../../resolved-package.ts';
+import type { JsonRpcMessage, RequestId } from '../../mcp/jsonrpc.ts';
 
 const { O_RDONLY, O_WRONLY, O_NONBLOCK } = constants;
 // A raw descriptor, not a FileHandle: the Socket owns and closes it (a FileHandle would try

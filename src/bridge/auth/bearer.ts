@@ -10,8 +10,8 @@
  */
 
 import type { Logger } from 'pino';
-import { bearerMatches, secretMatches } from './guards.ts';
-import { WatchedFile } from './watched-file.ts';
+import { bearerMatches, secretMatches } from '../front/guards.ts';
+import { WatchedFile } from '../watched-file.ts';
 
 export type AuthVerdict = 'ok' | 'denied' | 'unavailable';
 

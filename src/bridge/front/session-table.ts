@@ -6,16 +6,16 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ByteBudget } from './budget.ts';
-import type { SessionMode } from './pod-contract.ts';
-import { isErrorResponse } from '../mcp/jsonrpc.ts';
-import { LATEST_HANDSHAKE_VERSION, STATELESS_VERSION } from '../mcp/versions.ts';
-import { META } from '../mcp/metadata.ts';
-import type { BridgeMetrics, RefusalBound } from './metrics.ts';
+import type { ByteBudget } from '../budget.ts';
+import type { SessionMode } from '../pod-contract.ts';
+import { isErrorResponse } from '../../mcp/jsonrpc.ts';
+import { LATEST_HANDSHAKE_VERSION, STATELESS_VERSION } from '../../mcp/versions.ts';
+import { META } from '../../mcp/metadata.ts';
+import type { BridgeMetrics, RefusalBound } from '../metrics.ts';
 import { Session } from './session.ts';
-import { holdChildSubscription, type Capabilities } from './stateless-listen.ts';
-import type { Launcher, Transport } from './transport.ts';
-import { Upstream, type UpstreamHooks } from './upstream.ts';
+import { holdChildSubscription, type Capabilities } from './era-2026-listen.ts';
+import type { Launcher, Transport } from '../transport.ts';
+import { Upstream, type UpstreamHooks } from '../upstream.ts';
 
 export interface BridgeConfig {
   mode: SessionMode;

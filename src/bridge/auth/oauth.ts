@@ -15,14 +15,14 @@
 
 import { errors, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from 'pino';
-import { fetchIssuerMetadata, boundedText, type IssuerMetadata } from '../mcp/oauth.ts';
+import { fetchIssuerMetadata, boundedText, type IssuerMetadata } from '../../mcp/oauth.ts';
 import {
   grantedScopes,
   missingScopes,
   type ProtectedResource,
   type Refusal,
 } from './oauth-challenge.ts';
-import type { Caller } from './policy.ts';
+import type { Caller } from '../policy/gate.ts';
 
 /** RFC 7518 / RFC 8037 asymmetric signature algorithms; never `none` or HS*. */
 const ASYMMETRIC = [

@@ -30,12 +30,12 @@
  * cost of a comparison or two.
  */
 
-import { toolDigest, type Digest, type ToolLike } from '../tools/digest.ts';
-import { UNFILTERED_LIST_META } from '../mcp/metadata.ts';
-import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../mcp/jsonrpc.ts';
-import type { BridgePolicy } from '../tools/policy.ts';
-import type { Upstream, UpstreamHooks } from './upstream.ts';
-import { CatalogGate } from './catalog-policy.ts';
+import { toolDigest, type Digest, type ToolLike } from '../../tools/digest.ts';
+import { UNFILTERED_LIST_META } from '../../mcp/metadata.ts';
+import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../../mcp/jsonrpc.ts';
+import type { BridgePolicy } from '../../tools/policy.ts';
+import type { Upstream, UpstreamHooks } from '../upstream.ts';
+import { CatalogGate } from './catalog-gate.ts';
 import { filterList, Listing, type ListingKind } from './listing.ts';
 import { judgeApproval, type Denial, type DenialReason } from './denial.ts';
 

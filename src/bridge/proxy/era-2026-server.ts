@@ -21,7 +21,7 @@
  * Until then, and for a server that does not speak 2026-07-28, every message passes as is.
  */
 
-import type { Account } from './budget.ts';
+import type { Account } from '../budget.ts';
 import {
   errorResponse,
   idKey,
@@ -34,12 +34,12 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../mcp/jsonrpc.ts';
-import { META } from '../mcp/metadata.ts';
-import { STATELESS_VERSION } from '../mcp/versions.ts';
-import { BaseTransport, type Transport, type TransportHandlers } from './transport.ts';
-import { BRIDGE_REQUEST_META } from './session-table.ts';
-import { HANDSHAKE_ONLY_METHODS } from '../mcp/methods.ts';
+} from '../../mcp/jsonrpc.ts';
+import { META } from '../../mcp/metadata.ts';
+import { STATELESS_VERSION } from '../../mcp/versions.ts';
+import { BaseTransport, type Transport, type TransportHandlers } from '../transport.ts';
+import { BRIDGE_REQUEST_META } from '../front/session-table.ts';
+import { HANDSHAKE_ONLY_METHODS } from '../../mcp/methods.ts';
 
 /** Rounds of input one request may take before the bridge gives up on it. */
 export const MAX_INPUT_ROUNDS = 10;

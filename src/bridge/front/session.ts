@@ -12,7 +12,7 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import type { Account } from './budget.ts';
+import type { Account } from '../budget.ts';
 import {
   errorResponse,
   idKey,
@@ -22,12 +22,12 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
   type RequestId,
-} from '../mcp/jsonrpc.ts';
-import { HEADER } from '../mcp/metadata.ts';
-import { replyJson, replyJsonListed, type HeaderList } from './replies.ts';
+} from '../../mcp/jsonrpc.ts';
+import { HEADER } from '../../mcp/metadata.ts';
+import { replyJson, replyJsonListed, type HeaderList } from '../replies.ts';
 import { EventStream, SSE_HEADER_LIST } from './sse.ts';
-import type { Caller } from './policy.ts';
-import type { SessionPort, Upstream } from './upstream.ts';
+import type { Caller } from '../policy/gate.ts';
+import type { SessionPort, Upstream } from '../upstream.ts';
 
 /** Completed POST streams kept for a late Last-Event-ID, per session. */
 const RETAINED_STREAMS = 16;

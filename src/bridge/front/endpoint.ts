@@ -7,7 +7,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { Auth, DiscoveryToken } from './auth.ts';
+import type { Auth, DiscoveryToken } from '../auth/bearer.ts';
 import { BridgeClosingError, SessionLimitError, type Bridge } from './session-table.ts';
 import {
   accepts,
@@ -18,25 +18,25 @@ import {
   OverBudget,
   readBody,
 } from './guards.ts';
-import { DISCOVERY_TOKEN_HEADER, HEADER, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
-import { HANDSHAKE_VERSIONS } from '../mcp/versions.ts';
+import { DISCOVERY_TOKEN_HEADER, HEADER, UNFILTERED_LIST_META } from '../../mcp/metadata.ts';
+import { HANDSHAKE_VERSIONS } from '../../mcp/versions.ts';
 import {
   classify,
   isRequest,
   WIRE,
   type JsonRpcMessage,
   type JsonRpcRequest,
-} from '../mcp/jsonrpc.ts';
-import { replyEmpty, replyError } from './replies.ts';
-import type { ResourceServer } from './oauth.ts';
+} from '../../mcp/jsonrpc.ts';
+import { replyEmpty, replyError } from '../replies.ts';
+import type { ResourceServer } from '../auth/oauth.ts';
 import {
   bearerChallenge,
   refusalReason,
   type Refusal,
   type RefusalReason,
-} from './oauth-challenge.ts';
-import { lackingScopes, type Caller } from './policy.ts';
-import type { BridgePolicy } from '../tools/policy.ts';
+} from '../auth/oauth-challenge.ts';
+import { lackingScopes, type Caller } from '../policy/gate.ts';
+import type { BridgePolicy } from '../../tools/policy.ts';
 import { parseEventId } from './sse.ts';
 
 export interface EndpointContext {

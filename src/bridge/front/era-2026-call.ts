@@ -35,12 +35,12 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../mcp/jsonrpc.ts';
-import { META } from '../mcp/metadata.ts';
-import { replyJson } from './replies.ts';
+} from '../../mcp/jsonrpc.ts';
+import { META } from '../../mcp/metadata.ts';
+import { replyJson } from '../replies.ts';
 import { SSE_HEADERS } from './sse.ts';
-import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from './upstream.ts';
-import type { Caller } from './policy.ts';
+import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from '../upstream.ts';
+import type { Caller } from '../policy/gate.ts';
 
 /** Results that carry cache hints in 2026-07-28 (CacheableResult). */
 const CACHEABLE = new Set([

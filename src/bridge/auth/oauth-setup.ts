@@ -7,12 +7,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { RESOURCE_METADATA_PREFIX, resourceMetadataUrl } from '../mcp/oauth.ts';
+import { RESOURCE_METADATA_PREFIX, resourceMetadataUrl } from '../../mcp/oauth.ts';
 import { resourceMetadata } from './oauth-challenge.ts';
 import { ResourceServer } from './oauth.ts';
-import { replyText } from './replies.ts';
-import type { BridgePolicy } from '../tools/policy.ts';
-import { WatchedFile } from './watched-file.ts';
+import { replyText } from '../replies.ts';
+import type { BridgePolicy } from '../../tools/policy.ts';
+import { WatchedFile } from '../watched-file.ts';
 
 export interface OAuthOptions {
   issuer: string;

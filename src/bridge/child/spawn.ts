@@ -5,8 +5,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BRIDGE_TOKEN_ENV } from './pod-contract.ts';
-import { StreamTransport, type Launcher, type Transport } from './transport.ts';
+import { BRIDGE_TOKEN_ENV } from '../pod-contract.ts';
+import { StreamTransport, type Launcher, type Transport } from '../transport.ts';
 
 export interface SpawnOptions {
   command: string;

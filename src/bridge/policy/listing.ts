@@ -5,9 +5,9 @@
  * when it has no fresh list: at first, and after the child announced that the list changed.
  */
 
-import type { Digest } from '../tools/digest.ts';
-import { isErrorResponse, WIRE } from '../mcp/jsonrpc.ts';
-import type { Upstream } from './upstream.ts';
+import type { Digest } from '../../tools/digest.ts';
+import { isErrorResponse, WIRE } from '../../mcp/jsonrpc.ts';
+import type { Upstream } from '../upstream.ts';
 
 /** Most pages the bridge reads when it lists a kind itself. */
 const MAX_PAGES = 100;

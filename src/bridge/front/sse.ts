@@ -6,9 +6,9 @@
  */
 
 import type { ServerResponse } from 'node:http';
-import type { JsonRpcMessage } from '../mcp/jsonrpc.ts';
-import type { HeaderList } from './replies.ts';
-import { jsonText } from './wire-text.ts';
+import type { JsonRpcMessage } from '../../mcp/jsonrpc.ts';
+import type { HeaderList } from '../replies.ts';
+import { jsonText } from '../message-text.ts';
 
 /** Events kept per stream for replay; older ones are dropped first. */
 const RETAINED_EVENTS = 256;

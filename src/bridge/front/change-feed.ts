@@ -17,21 +17,21 @@
 
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DiscoveryToken } from './auth.ts';
+import type { DiscoveryToken } from '../auth/bearer.ts';
 import { header } from './guards.ts';
-import { replyEmpty, replyText } from './replies.ts';
-import type { UpstreamHooks } from './upstream.ts';
-import { digestOf } from '../tools/digest.ts';
+import { replyEmpty, replyText } from '../replies.ts';
+import type { UpstreamHooks } from '../upstream.ts';
+import { digestOf } from '../../tools/digest.ts';
 import {
   CHANGES_MAX_WAIT_SECONDS,
   parseSeen,
   sortedPackages,
   type ChangeMark,
   type ResolvedPackage,
-} from '../mcp/change-feed.ts';
-import type { JsonRpcNotification } from '../mcp/jsonrpc.ts';
-import { PACKAGES_MAX } from '../resolved-package.ts';
-import { DISCOVERY_TOKEN_HEADER } from '../mcp/metadata.ts';
+} from '../../mcp/change-feed.ts';
+import type { JsonRpcNotification } from '../../mcp/jsonrpc.ts';
+import { PACKAGES_MAX } from '../../resolved-package.ts';
+import { DISCOVERY_TOKEN_HEADER } from '../../mcp/metadata.ts';
 
 /** tools/list pages remembered by cursor; a server with more pages is compared on these. */
 const MAX_PAGES = 100;

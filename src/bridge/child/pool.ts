@@ -6,7 +6,7 @@
 
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Launcher, Transport } from './transport.ts';
+import type { Launcher, Transport } from '../transport.ts';
 
 /** Restart delays after failures, so a server that cannot start does not spin. */
 const BACKOFF_MS = { first: 500, max: 30_000 };

@@ -23,14 +23,14 @@
  * `notifications/resources/list_changed`), and fails closed: a request it cannot check is refused.
  */
 
-import { compileUriTemplate } from '../mcp/uri-template.ts';
-import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../mcp/jsonrpc.ts';
-import { CATALOG, isKeyed, itemDigest, type CatalogKind } from '../tools/catalog-items.ts';
-import type { Digest } from '../tools/digest.ts';
-import type { BridgePolicy } from '../tools/policy.ts';
+import { compileUriTemplate } from '../../mcp/uri-template.ts';
+import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../../mcp/jsonrpc.ts';
+import { CATALOG, isKeyed, itemDigest, type CatalogKind } from '../../tools/catalog-items.ts';
+import type { Digest } from '../../tools/digest.ts';
+import type { BridgePolicy } from '../../tools/policy.ts';
 import { judgeApproval, type Denial, type DenialReason } from './denial.ts';
 import { filterList, Listing, type ListingKind } from './listing.ts';
-import type { Upstream } from './upstream.ts';
+import type { Upstream } from '../upstream.ts';
 
 function listingKind(kind: CatalogKind): ListingKind {
   const { method, key } = CATALOG[kind];

@@ -19,11 +19,11 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type RequestId,
-} from '../mcp/jsonrpc.ts';
-import { META } from '../mcp/metadata.ts';
-import { LIST_CHANGED, type SubscriptionFilter } from '../mcp/methods.ts';
+} from '../../mcp/jsonrpc.ts';
+import { META } from '../../mcp/metadata.ts';
+import { LIST_CHANGED, type SubscriptionFilter } from '../../mcp/methods.ts';
 import { SSE_HEADERS } from './sse.ts';
-import type { SessionPort, Upstream } from './upstream.ts';
+import type { SessionPort, Upstream } from '../upstream.ts';
 
 const KEEP_ALIVE_MS = 15_000;
 const EVERY_LIST_CHANGE = {

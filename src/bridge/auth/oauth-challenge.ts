@@ -6,7 +6,7 @@
  * (RFC 9728 section 2). From these two a compliant client starts the whole flow.
  */
 
-import { resourceMetadataUrl } from '../mcp/oauth.ts';
+import { resourceMetadataUrl } from '../../mcp/oauth.ts';
 
 /** Why a token is refused (RFC 6750 section 3.1); undefined: no token was presented. */
 export type BearerError = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
