@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-const WEB = new URL('./web', import.meta.url);
+const WEB = new URL('./web/', import.meta.url);
 
 /** The names a request may ask for: one flat directory, no path, no dot files. */
 const ASSET_NAME = /^[a-z][a-z0-9-]*\.(js|css)$/;

@@ -9,9 +9,30 @@
  * file only; while that cannot be read, no request gets the unfiltered list.
  */
 
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
-import { bearerMatches, secretMatches } from '../front/guards.ts';
 import { WatchedFile } from '../watched-file.ts';
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/**
+ * `Authorization: Bearer <token>` against the expected token. Both sides are hashed first so
+ * the constant-time comparison runs on equal lengths and leaks neither content nor length.
+ */
+export function bearerMatches(header: string | undefined, expected: string): boolean {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
+  const presented = match?.[1] ?? '';
+  return timingSafeEqual(digest(presented), digest(expected)) && match !== null;
+}
+
+/**
+ * A secret presented in a header of its own (the discovery token) against the expected one,
+ * compared like bearerMatches: over SHA-256 digests, in constant time.
+ */
+export function secretMatches(presented: string | undefined, expected: string): boolean {
+  const value = presented?.trim() ?? '';
+  return timingSafeEqual(digest(value), digest(expected)) && value !== '';
+}
 
 export type AuthVerdict = 'ok' | 'denied' | 'unavailable';
 

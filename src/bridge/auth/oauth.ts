@@ -22,7 +22,7 @@ import {
   type ProtectedResource,
   type Refusal,
 } from './oauth-challenge.ts';
-import type { Caller } from '../policy/gate.ts';
+import type { Caller } from '../identity.ts';
 
 /** RFC 7518 / RFC 8037 asymmetric signature algorithms; never `none` or HS*. */
 const ASYMMETRIC = [

@@ -2,13 +2,13 @@
  * The MCP endpoint: Streamable HTTP, revision 2025-11-25 (basic/transports). One path for
  * POST, GET and DELETE. Requests pass the guards in order (Origin, token or OAuth access token,
  * method, media types, body, JSON-RPC shape, the tool's scopes), then go to their session;
- * 2026-07-28 requests branch off to stateless.ts.
+ * 2026-07-28 requests branch off to era-2026.ts.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from '../auth/bearer.ts';
-import { BridgeClosingError, SessionLimitError, type Bridge } from './session-table.ts';
+import { BridgeClosingError, SessionLimitError, type SessionTable } from './session-table.ts';
 import {
   accepts,
   BodyTooLarge,
@@ -35,12 +35,13 @@ import {
   type Refusal,
   type RefusalReason,
 } from '../auth/oauth-challenge.ts';
-import { lackingScopes, type Caller } from '../policy/gate.ts';
+import type { Caller } from '../identity.ts';
+import { lackingScopes } from '../policy/gate.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
 import { parseEventId } from './sse.ts';
 
 export interface EndpointContext {
-  bridge: Bridge;
+  bridge: SessionTable;
   maxBodyBytes: number;
   allowedOrigins: readonly string[];
   auth: Auth | undefined;
@@ -56,10 +57,10 @@ export interface EndpointContext {
   /** False while shutting down: no new sessions. */
   accepting: () => boolean;
   /** Handles a request of a 2026-07-28 client; undefined: such requests are refused. */
-  stateless?: StatelessHandler;
+  era2026?: Era2026Handler;
 }
 
-export interface StatelessHandler {
+export interface Era2026Handler {
   /** Whether this POST speaks 2026-07-28 (no session, version in header or `_meta`). */
   claims(req: IncomingMessage, message: JsonRpcMessage): boolean;
   /** `bytes`: the size of the body, held by the bridge's budget until this returns. */
@@ -207,8 +208,8 @@ function route(
 ): Promise<void> | undefined {
   dropUnprovenUnfiltered(ctx, req, message);
   if (ctx.oauth && lacksToolScope(ctx, ctx.oauth, res, message, caller)) return undefined;
-  if (ctx.stateless?.claims(req, message))
-    return ctx.stateless.handle(req, res, message, bytes, caller);
+  if (ctx.era2026?.claims(req, message))
+    return ctx.era2026.handle(req, res, message, bytes, caller);
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes, caller);

@@ -40,7 +40,7 @@ import { META } from '../../mcp/metadata.ts';
 import { replyJson } from '../replies.ts';
 import { SSE_HEADERS } from './sse.ts';
 import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from '../upstream.ts';
-import type { Caller } from '../policy/gate.ts';
+import type { Caller } from '../identity.ts';
 
 /** Results that carry cache hints in 2026-07-28 (CacheableResult). */
 const CACHEABLE = new Set([
@@ -89,7 +89,7 @@ const LOG_LEVELS = [
   'emergency',
 ];
 
-export function statelessResult(
+export function era2026Result(
   method: string,
   result: Record<string, unknown>,
   serverInfo: unknown,
@@ -111,14 +111,14 @@ export interface CallContext {
   upstream: Upstream;
   serverInfo: unknown;
   /** Parks the call under a fresh requestState until the client retries; returns the state. */
-  park(call: StatelessCall): string;
+  park(call: Era2026Call): string;
   /** The call is over: forget it. */
-  done(call: StatelessCall): void;
+  done(call: Era2026Call): void;
 }
 
 let nextPort = 0;
 
-export class StatelessCall implements SessionPort {
+export class Era2026Call implements SessionPort {
   readonly id = `stateless-${nextPort++}`;
   readonly #context: CallContext;
   readonly #method: string;
@@ -240,7 +240,7 @@ export class StatelessCall implements SessionPort {
     if (!isErrorResponse(answer) && !this.#native) {
       const result = asksForInput(this.#method, answer.result)
         ? inputRequired(answer.result, this.#context.serverInfo)
-        : statelessResult(this.#method, answer.result, this.#context.serverInfo);
+        : era2026Result(this.#method, answer.result, this.#context.serverInfo);
       answer = { ...answer, result };
     }
     this.#write(answer, true);

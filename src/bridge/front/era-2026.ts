@@ -3,17 +3,18 @@
  * request carries its version and capabilities in `_meta` and mirrors method and name into
  * headers. The bridge checks those (basic/transports/streamable-http, "Server Validation")
  * whatever the child. A child that speaks 2026-07-28 itself then gets the request as it came
- * and answers it (Bridge.statelessUpstream). For a child of the handshake era (2025-11-25 and
+ * and answers it (SessionTable.era2026Upstream). For a child of the handshake era (2025-11-25 and
  * before) the bridge answers `server/discover` from the child's InitializeResult and carries
  * every other request to a child it initialized itself, translating results
- * (stateless-call.ts) and subscriptions (stateless-listen.ts).
+ * (era-2026-call.ts) and subscriptions (era-2026-listen.ts).
  */
 
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { BRIDGE_REQUEST_META, type Bridge, type StatelessUpstream } from './session-table.ts';
-import type { StatelessHandler } from './endpoint.ts';
+import { BRIDGE_REQUEST_META } from '../identity.ts';
+import type { SessionTable, Era2026Upstream } from './session-table.ts';
+import type { Era2026Handler } from './endpoint.ts';
 import { header } from './guards.ts';
 import {
   isErrorResponse,
@@ -23,7 +24,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcRequest,
 } from '../../mcp/jsonrpc.ts';
-import { SERVER_STATE, statelessResult, StatelessCall, type CallContext } from './era-2026-call.ts';
+import { SERVER_STATE, era2026Result, Era2026Call, type CallContext } from './era-2026-call.ts';
 import { HEADER, META } from '../../mcp/metadata.ts';
 import { HANDSHAKE_ONLY_METHODS } from '../../mcp/methods.ts';
 import { HANDSHAKE_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS } from '../../mcp/versions.ts';
@@ -38,7 +39,7 @@ import { Listener, refuseUnrelated, type Capabilities } from './era-2026-listen.
 import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from '../replies.ts';
 import type { SessionPort, Upstream } from '../upstream.ts';
-import type { Caller } from '../policy/gate.ts';
+import type { Caller } from '../identity.ts';
 
 /**
  * The requests of 2026-07-28 (schema `ClientRequest`): what the bridge translates for a server
@@ -114,18 +115,18 @@ class CatalogWatcher implements SessionPort {
   }
 }
 
-export class StatelessEndpoint implements StatelessHandler {
-  readonly #bridge: Bridge;
+export class Era2026Endpoint implements Era2026Handler {
+  readonly #bridge: SessionTable;
   readonly #logger: Logger;
   readonly #parkMs: number;
   readonly #replicas: ReplicaRouter | undefined;
-  readonly #parked = new Map<string, { call: StatelessCall; timer: NodeJS.Timeout }>();
-  readonly #calls = new Set<StatelessCall>();
+  readonly #parked = new Map<string, { call: Era2026Call; timer: NodeJS.Timeout }>();
+  readonly #calls = new Set<Era2026Call>();
   readonly #listeners = new Set<Listener>();
   readonly #catalogs = new WeakMap<Upstream, CatalogWatcher>();
 
   constructor(options: {
-    bridge: Bridge;
+    bridge: SessionTable;
     logger: Logger;
     parkMs: number;
     /** Names parked calls after this replica and routes a retry to the replica that has it. */
@@ -173,10 +174,10 @@ export class StatelessEndpoint implements StatelessHandler {
         { id: message.id },
       );
     }
-    let child: StatelessUpstream;
+    let child: Era2026Upstream;
     try {
       const declared = requestMeta(message)[META.clientCapabilities] as Record<string, unknown>;
-      child = await this.#bridge.statelessUpstream(declared);
+      child = await this.#bridge.era2026Upstream(declared);
     } catch (error) {
       this.#logger.error({ err: error }, 'cannot start the MCP server for 2026-07-28 clients');
       return replyError(res, 503, WIRE.SERVER_ERROR, 'The MCP server could not be started', {
@@ -259,7 +260,7 @@ export class StatelessEndpoint implements StatelessHandler {
   }
 
   async #paramHeaders(
-    { upstream, native }: StatelessUpstream,
+    { upstream, native }: Era2026Upstream,
     req: IncomingMessage,
     request: JsonRpcRequest,
   ): Promise<string | undefined> {
@@ -281,7 +282,7 @@ export class StatelessEndpoint implements StatelessHandler {
     bytes: number,
     caller: Caller | undefined,
   ): void {
-    const call = new StatelessCall(this.#context(upstream, undefined), request, res, {
+    const call = new Era2026Call(this.#context(upstream, undefined), request, res, {
       native: true,
     });
     this.#calls.add(call);
@@ -318,7 +319,7 @@ export class StatelessEndpoint implements StatelessHandler {
       parked.call.resume(request, res);
       return;
     }
-    const call = new StatelessCall(this.#context(upstream, serverInfo), request, res);
+    const call = new Era2026Call(this.#context(upstream, serverInfo), request, res);
     this.#calls.add(call);
     call.start(request, bytes, caller);
   }
@@ -344,7 +345,7 @@ export class StatelessEndpoint implements StatelessHandler {
     };
   }
 
-  #listen(child: StatelessUpstream, request: JsonRpcRequest, res: ServerResponse): void {
+  #listen(child: Era2026Upstream, request: JsonRpcRequest, res: ServerResponse): void {
     const listener = new Listener(
       child.upstream,
       request,
@@ -365,7 +366,7 @@ function discoverResult(init: Record<string, unknown>): Record<string, unknown> 
     capabilities: init.capabilities ?? {},
   };
   if (typeof init.instructions === 'string') result.instructions = init.instructions;
-  return statelessResult(
+  return era2026Result(
     'server/discover',
     { ...result, ttlMs: 0, cacheScope: 'private' },
     init.serverInfo,

@@ -3,7 +3,6 @@
  * token, media types, body size. Each returns a reason to refuse, or nothing.
  */
 
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import type { Account, Bound } from '../budget.ts';
@@ -43,27 +42,6 @@ export function parseOrigins(list: string | undefined): string[] {
     .split(',')
     .map((origin) => origin.trim().toLowerCase().replace(/\/+$/, ''))
     .filter((origin) => origin !== '');
-}
-
-const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-
-/**
- * `Authorization: Bearer <token>` against the expected token. Both sides are hashed first so
- * the constant-time comparison runs on equal lengths and leaks neither content nor length.
- */
-export function bearerMatches(header: string | undefined, expected: string): boolean {
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
-  const presented = match?.[1] ?? '';
-  return timingSafeEqual(digest(presented), digest(expected)) && match !== null;
-}
-
-/**
- * A secret presented in a header of its own (the discovery token) against the expected one,
- * compared like bearerMatches: over SHA-256 digests, in constant time.
- */
-export function secretMatches(presented: string | undefined, expected: string): boolean {
-  const value = presented?.trim() ?? '';
-  return timingSafeEqual(digest(value), digest(expected)) && value !== '';
 }
 
 /** The media ranges of an Accept header, lower case, without parameters. */

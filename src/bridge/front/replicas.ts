@@ -4,7 +4,7 @@
  * without affinity. So a session id starts with the tag of the replica that holds it, and a
  * bridge that gets a request for another replica's session forwards the HTTP request, as is
  * and streamed both ways, to that replica: clients need no affinity and no change. The
- * `requestState` of a 2026-07-28 call parked for input (stateless.ts) is named the same way, and
+ * `requestState` of a 2026-07-28 call parked for input (era-2026.ts) is named the same way, and
  * its retry is forwarded to the replica that holds the call.
  *
  * The tag is a digest of the replica's address, and a bridge forwards only to an address in

@@ -7,24 +7,24 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ByteBudget } from '../budget.ts';
+import { BRIDGE_CLIENT_INFO, BRIDGE_REQUEST_META } from '../identity.ts';
 import type { SessionMode } from '../pod-contract.ts';
 import { isErrorResponse } from '../../mcp/jsonrpc.ts';
 import { LATEST_HANDSHAKE_VERSION, STATELESS_VERSION } from '../../mcp/versions.ts';
-import { META } from '../../mcp/metadata.ts';
 import type { BridgeMetrics, RefusalBound } from '../metrics.ts';
 import { Session } from './session.ts';
 import { holdChildSubscription, type Capabilities } from './era-2026-listen.ts';
 import type { Launcher, Transport } from '../transport.ts';
 import { Upstream, type UpstreamHooks } from '../upstream.ts';
 
-export interface BridgeConfig {
+export interface SessionTableConfig {
   mode: SessionMode;
   maxSessions: number;
   idleTimeoutMs: number;
   requestTimeoutMs: number;
 }
 
-export interface BridgeDeps {
+export interface SessionTableDeps {
   /** Hands out children for sessions (the warm pool in PerSession mode). */
   launcher: Launcher;
   /** Starts children directly, for the readiness probe (which must not drain the pool). */
@@ -40,13 +40,10 @@ export interface BridgeDeps {
   sessionId?: () => string;
 }
 
-/** The client's identity when the bridge itself talks to a child (probe, 2026-07-28 clients). */
-export const BRIDGE_CLIENT_INFO = { name: 'mcp-operator-bridge', version: '0.1.0' };
-
 /**
  * How the bridge initializes a child that serves more than one client (Shared mode; its
  * children for 2026-07-28 clients in PerSession mode take the clients' input capabilities
- * instead, roots included, see statelessUpstream): at the newest version it knows, so each session can be answered with its own
+ * instead, roots included, see era2026Upstream): at the newest version it knows, so each session can be answered with its own
  * (sessionVersion, src/mcp/versions.ts). Form elicitation and sampling are declared because
  * they can be routed to the client whose request the child works on, and refused for one that
  * did not declare them (upstream.ts); for 2026-07-28 clients they become input requests
@@ -102,21 +99,11 @@ export class BridgeClosingError extends Error {
 }
 
 /**
- * The `_meta` of the bridge's own requests to a child that speaks 2026-07-28 (basic,
- * "Per-request protocol fields": version and capabilities are required on every request).
- */
-export const BRIDGE_REQUEST_META = {
-  [META.protocolVersion]: STATELESS_VERSION,
-  [META.clientCapabilities]: {},
-  [META.clientInfo]: BRIDGE_CLIENT_INFO,
-};
-
-/**
  * The child that serves 2026-07-28 clients. `native`: the child speaks that revision itself, so
  * requests reach it as the client sent them and its answers go back as they are; otherwise it
  * was initialized by the bridge, which translates. `capabilities`: what the child declared.
  */
-export interface StatelessUpstream {
+export interface Era2026Upstream {
   upstream: Upstream;
   native: boolean;
   capabilities: Record<string, unknown>;
@@ -149,9 +136,9 @@ class LazyUpstream {
   }
 }
 
-export class Bridge {
-  readonly config: BridgeConfig;
-  readonly #deps: BridgeDeps;
+export class SessionTable {
+  readonly config: SessionTableConfig;
+  readonly #deps: SessionTableDeps;
   readonly #sessions = new Map<string, Session>();
   /** Sessions whose child is being started: they hold a slot of --max-sessions already. */
   #opening = 0;
@@ -171,7 +158,7 @@ export class Bridge {
   /** Children being started: close() waits for them, since its list of upstreams misses them. */
   readonly #launches = new Set<Promise<Transport>>();
 
-  constructor(config: BridgeConfig, deps: BridgeDeps) {
+  constructor(config: SessionTableConfig, deps: SessionTableDeps) {
     this.config = config;
     this.#deps = deps;
     deps.metrics.observe({
@@ -253,7 +240,7 @@ export class Bridge {
    * child's answer to `server/discover` (2026-07-28 basic/transports/streamable-http,
    * "Backward Compatibility": try a modern request first, fall back to `initialize`).
    */
-  async statelessUpstream(declared: Record<string, unknown> = {}): Promise<StatelessUpstream> {
+  async era2026Upstream(declared: Record<string, unknown> = {}): Promise<Era2026Upstream> {
     if (!this.#handshakeEra) {
       const upstream = await this.#native.get().catch((error: unknown) => {
         if (error instanceof HandshakeEraChild) return undefined;

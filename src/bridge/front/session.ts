@@ -26,7 +26,7 @@ import {
 import { HEADER } from '../../mcp/metadata.ts';
 import { replyJson, replyJsonListed, type HeaderList } from '../replies.ts';
 import { EventStream, SSE_HEADER_LIST } from './sse.ts';
-import type { Caller } from '../policy/gate.ts';
+import type { Caller } from '../identity.ts';
 import type { SessionPort, Upstream } from '../upstream.ts';
 
 /** Completed POST streams kept for a late Last-Event-ID, per session. */

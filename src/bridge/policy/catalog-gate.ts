@@ -1,7 +1,7 @@
 /**
  * Enforcement for prompts, resources and resource templates (`driftPolicy: Enforce`): model-facing
  * text as much as tools (src/tools/catalog-items.ts), screened by the same policy file and the same
- * rules as tools (policy.ts). A kind is screened when the policy lists its approved items
+ * rules as tools (gate.ts). A kind is screened when the policy lists its approved items
  * (`prompts`, `resources`, `resourceTemplates`); a kind it leaves out passes, as drift does not
  * compare it either.
  *
@@ -99,7 +99,7 @@ export class CatalogGate {
   readonly #onDenied: (reason: DenialReason) => void;
   readonly #listings: Record<CatalogKind, Listing>;
 
-  /** The policy gate's parts (policy.ts): the policy in force, the child, the denial counter. */
+  /** The policy gate's parts (gate.ts): the policy in force, the child, the denial counter. */
   constructor({ policy, upstream, onDenied }: CatalogGateParts) {
     this.#policy = policy;
     this.#onDenied = onDenied;

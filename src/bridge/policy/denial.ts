@@ -1,5 +1,5 @@
 /**
- * What the bridge policy says when it refuses a request (policy.ts, catalog-policy.ts): a
+ * What the bridge policy says when it refuses a request (gate.ts, catalog-gate.ts): a
  * reason, the label of mcp_bridge_policy_denials_total and `data.reason` of the JSON-RPC
  * error, and a message for the caller.
  */

@@ -7,7 +7,7 @@
  * - `approved` is absent or holds its name with the digest of its current definition (SHA-256
  *   over RFC 8785 canonical JSON, src/tools/digest.ts — the digest discovery records), and
  * - with OAuth, the caller's access token grants every scope `toolScopes` names for it, so
- *   `tools/list` shows each caller exactly the tools it may call (oauth.ts).
+ *   `tools/list` shows each caller exactly the tools it may call (auth/oauth.ts).
  *
  * A tools/list request with `_meta["mcp-operator.dev/unfiltered"]: true` (UNFILTERED_LIST_META)
  * gets every tool: that is how discovery sees drifted tools to report them. The endpoint keeps
@@ -26,7 +26,7 @@
  * whose tool list cannot be read (the last list may describe tools that have changed since).
  *
  * Prompts, resources and resource templates are screened by the same file and the same rules
- * (catalog-policy.ts); the hooks look at the method first, so any other message passes at the
+ * (catalog-gate.ts); the hooks look at the method first, so any other message passes at the
  * cost of a comparison or two.
  */
 
@@ -34,15 +34,11 @@ import { toolDigest, type Digest, type ToolLike } from '../../tools/digest.ts';
 import { UNFILTERED_LIST_META } from '../../mcp/metadata.ts';
 import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../../mcp/jsonrpc.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
+import type { Caller } from '../identity.ts';
 import type { Upstream, UpstreamHooks } from '../upstream.ts';
 import { CatalogGate } from './catalog-gate.ts';
 import { filterList, Listing, type ListingKind } from './listing.ts';
 import { judgeApproval, type Denial, type DenialReason } from './denial.ts';
-
-/** Who sent a request, as its OAuth access token proves (oauth.ts): what it was granted. */
-export interface Caller {
-  scopes: ReadonlySet<string>;
-}
 
 /** The scopes `tool` needs that `caller` lacks; none without OAuth (no caller). */
 export function lackingScopes(

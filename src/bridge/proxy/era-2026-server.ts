@@ -38,7 +38,7 @@ import {
 import { META } from '../../mcp/metadata.ts';
 import { STATELESS_VERSION } from '../../mcp/versions.ts';
 import { BaseTransport, type Transport, type TransportHandlers } from '../transport.ts';
-import { BRIDGE_REQUEST_META } from '../front/session-table.ts';
+import { BRIDGE_REQUEST_META } from '../identity.ts';
 import { HANDSHAKE_ONLY_METHODS } from '../../mcp/methods.ts';
 
 /** Rounds of input one request may take before the bridge gives up on it. */
@@ -65,7 +65,7 @@ interface Rounds {
   readonly responses: Record<string, unknown>;
 }
 
-export class InputRoundsTransport extends BaseTransport {
+export class Era2026ServerTransport extends BaseTransport {
   readonly #inner: Transport;
   /** Set once the server has named 2026-07-28 in `server/discover`. */
   #meta: Record<string, unknown> | undefined;

@@ -21,7 +21,7 @@
  *   the headers a client of that revision mirrors from the body (2026-07-28
  *   basic/transports/streamable-http, "Request Metadata"). The `x-mcp-header` annotations its
  *   `Mcp-Param-*` headers need are read from the `tools/list` answers relayed before; the
- *   bridge lists tools before it relays a call (stateless.ts, CatalogWatcher).
+ *   bridge lists tools before it relays a call (front/era-2026.ts, CatalogWatcher).
  *
  * Only the headers the protocol needs are sent: a client's Authorization never reaches the
  * server (2025-11-25 basic/security_best_practices, "Token Passthrough").
@@ -51,7 +51,7 @@ import {
   requestMeta,
   type ParamHeader,
 } from '../../mcp/request-metadata.ts';
-import { InputRoundsTransport } from './era-2026-server.ts';
+import { Era2026ServerTransport } from './era-2026-server.ts';
 import { BaseTransport, type Launcher, type Transport } from '../transport.ts';
 
 export interface HttpUpstreamOptions {
@@ -247,7 +247,7 @@ class HttpSessionTransport extends BaseTransport {
   }
 
   /** The mirrored headers of a 2026-07-28 request; none for anything else. */
-  #statelessHeaders(message: JsonRpcMessage): Record<string, string> {
+  #era2026Headers(message: JsonRpcMessage): Record<string, string> {
     if (!isRequest(message) || typeof requestMeta(message)[META.protocolVersion] !== 'string')
       return {};
     const tool = message.method === 'tools/call' ? message.params?.name : undefined;
@@ -278,13 +278,13 @@ class HttpSessionTransport extends BaseTransport {
       try {
         response = await request(this.#options.url, {
           method: 'POST',
-          // A request's own version, in `_meta`, outranks the session's (input-rounds.ts).
+          // A request's own version, in `_meta`, outranks the session's (era-2026-server.ts).
           headers: {
             ...this.#headers({
               'content-type': 'application/json',
               accept: 'application/json, text/event-stream',
             }),
-            ...this.#statelessHeaders(message),
+            ...this.#era2026Headers(message),
           },
           body,
           signal,
@@ -613,7 +613,7 @@ export class HttpLauncher implements Launcher {
 
   /**
    * Nothing to start: the session begins with the client's `initialize`. A handshake-era
-   * client may meet a server of 2026-07-28 here: input-rounds.ts translates between them.
+   * client may meet a server of 2026-07-28 here: era-2026-server.ts translates between them.
    */
   launch(): Promise<Transport> {
     const session = new HttpSessionTransport(
@@ -621,7 +621,7 @@ export class HttpLauncher implements Launcher {
       this.#agent,
       `upstream session ${++this.#count}`,
     );
-    return Promise.resolve(new InputRoundsTransport(session));
+    return Promise.resolve(new Era2026ServerTransport(session));
   }
 
   async close(): Promise<void> {

@@ -88,7 +88,7 @@ function service(
  * The bridges of a server find each other through this headless Service: its name
  * resolves to every pod, ready or not (a pod that is not ready may still hold sessions, and
  * a shutting-down one finishes its requests), and the bridge forwards a request for another
- * replica's session there (src/bridge/replicas.ts, docs/adr/0007).
+ * replica's session there (src/bridge/front/replicas.ts, docs/adr/0007).
  */
 function peerService(server: StoredMCPServer): V1Service {
   return service(server, objectNames(server).peerService, {
