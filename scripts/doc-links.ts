@@ -96,7 +96,8 @@ export function deadLinks(): string[] {
   return [
     ...files.filter((f) => f.endsWith('.md')).flatMap((f) => deadMarkdownLinks(f, cache)),
     ...files
-      .filter((f) => /\.(md|ts|js|sh|ya?ml)$/.test(f) && !f.startsWith('test/discovery/corpus/'))
+      // The changelog names the paths that were, by design.
+      .filter((f) => /\.(md|ts|js|sh|ya?ml)$/.test(f) && f !== 'CHANGELOG.md')
       .flatMap((f) => deadAdrReferences(f, records)),
     ...duplicateNumbers(records),
   ];
