@@ -38,6 +38,8 @@ const PACKAGES: SystemPackage[] = [
   // The database of the MCP Registry the import tests run (test/registry/registry-server.ts);
   // the server of Debian 12's PostgreSQL (15), which the tests find under /usr/lib/postgresql.
   { debian: 'postgresql', provides: '/usr/lib/postgresql/15/bin/postgres' },
+  // The real browser the console's tests and bench drive (test/console/browser.ts).
+  { debian: 'chromium', provides: '/usr/bin/chromium' },
 ];
 
 function canRunApt(): boolean {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `kubectl mcp approve|diff|status|import|outdated|export …`: the review commands as a kubectl plugin. kubectl runs
+ * `kubectl mcp approve|diff|status|import|outdated|export|console …`: the review commands as a kubectl plugin. kubectl runs
  * an executable named `kubectl-<name>` found on PATH for `kubectl <name>` and hands it the
  * remaining arguments untouched (https://kubernetes.io/docs/tasks/extend-kubectl/kubectl-plugins/),
  * so the commands read kubectl's flags themselves: `-n`, `--context`, `--kubeconfig`,
@@ -10,12 +10,13 @@
 import type { Command } from './command.ts';
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  approve: async () => (await import('./discovery/commands.ts')).approveCommand,
-  diff: async () => (await import('./discovery/commands.ts')).diffCommand,
-  status: async () => (await import('./discovery/commands.ts')).statusCommand,
+  approve: async () => (await import('./commands/approve.ts')).approveCommand,
+  diff: async () => (await import('./commands/diff.ts')).diffCommand,
+  status: async () => (await import('./commands/status.ts')).statusCommand,
   import: async () => (await import('./commands/import.ts')).importCommand,
   outdated: async () => (await import('./commands/outdated.ts')).outdatedCommand,
   export: async () => (await import('./commands/export.ts')).exportCommand,
+  console: async () => (await import('./commands/console.ts')).consoleCommand,
 };
 
 const USAGE = `Usage: kubectl mcp <command> <name> [-n namespace] [--context name] [flags]
@@ -27,6 +28,7 @@ Commands:
   import    make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it
   outdated  list imported MCPServers whose registry has a newer version
   export    write what servers publish, with digests and approval state, as catalog JSON
+  console   serve the review console on 127.0.0.1: the fleet, drift side by side, approval
 
 \`kubectl mcp <command> --help\` tells more.
 `;
