@@ -150,7 +150,12 @@ export const importCommand = registryCommand('import', USAGE, async (argv) => {
   const { entry, origin } = await readEntry(positionals[0]!, root, limits);
   if (values.apply !== true) {
     const plan = planImport(entry, origin, choices(values.namespace));
-    process.stdout.write(`${heading(plan, origin)}${printed(plan.server, output)}`);
+    // YAML keeps the heading as comments (for the file a GitOps repository commits); JSON has
+    // no comments, so there it goes to stderr.
+    if (output === 'json') process.stderr.write(heading(plan, origin));
+    process.stdout.write(
+      `${output === 'json' ? '' : heading(plan, origin)}${printed(plan.server, output)}`,
+    );
     return 0;
   }
   const { client, namespace } = await kubeTarget(values);
