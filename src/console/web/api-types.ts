@@ -7,7 +7,7 @@
  * text) is sent as it is and rendered as text by the page (dom.ts), never as markup.
  */
 
-export type Severity = 'breaking' | 'compatible' | 'description-only';
+export type Severity = 'breaking' | 'widening' | 'compatible' | 'description-only';
 
 export interface Session {
   /** Who the API server says the console acts as (SelfSubjectReview), when it says. */
