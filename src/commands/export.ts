@@ -15,7 +15,7 @@ import { driftFrom, driftInputs } from '../discovery/drift-basis.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { collectionPath, objectPath } from '../kube/resources.ts';
 import { type ExportedServer, exportDocument, exportServer } from '../registry/export.ts';
-import { CATALOG_KINDS } from '../tools/catalog.ts';
+import { CATALOG_KINDS } from '../tools/catalog-items.ts';
 import {
   KUBE_OPTIONS,
   PROGRAM,
