@@ -31,7 +31,7 @@ export interface MetricInfo {
  */
 export const LABEL_BOUNDS: Record<string, string> = {
   server: 'one value per MCPServer (`namespace/name`)',
-  severity: '`breaking`, `compatible`, `description-only`',
+  severity: '`breaking`, `widening`, `compatible`, `description-only`',
   result: 'a handful of fixed results',
   code: "the operator's error codes (`MCPOP_…`, [errors.md](errors.md)) and `UNEXPECTED`",
   verb: 'HTTP verbs, and `WATCH`',

@@ -3,6 +3,9 @@
  * eslint.config.js. These cases run those rules on one-line modules placed in each layer: an
  * import down the layers passes, one against the direction fails.
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
@@ -49,5 +52,33 @@ describe('layers', () => {
     const found = await problems(file, from);
     expect(found).toHaveLength(1);
     expect(found[0]).toContain(message);
+  });
+});
+
+/** The files of src/ that Node loads to import `entry` (a path in src/), by their path in src/. */
+async function loadedBy(entry: string): Promise<string[]> {
+  const src = new URL('../src/', import.meta.url);
+  const script = `
+    import { registerHooks } from 'node:module';
+    const loaded = [];
+    registerHooks({ load: (url, context, next) => (loaded.push(url), next(url, context)) });
+    await import(${JSON.stringify(new URL(entry, src).href)});
+    process.stdout.write(JSON.stringify(loaded));`;
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--input-type=module',
+    '--eval',
+    script,
+  ]);
+  return (JSON.parse(stdout) as string[])
+    .filter((url) => url.startsWith(src.href))
+    .map((url) => fileURLToPath(url).slice(fileURLToPath(src).length));
+}
+
+describe('the bridge sidecar', () => {
+  it('loads none of the API: the facts it shares with it are leaves', async () => {
+    const loaded = await loadedBy('bridge/command.ts');
+    expect(loaded).toContain('bridge/server.ts');
+    expect(loaded).toContain('tools/digest.ts');
+    expect(loaded.filter((file) => file.startsWith('api/'))).toEqual([]);
   });
 });

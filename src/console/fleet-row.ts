@@ -9,7 +9,7 @@ import { ConditionType, findCondition } from '../api/v1alpha1/conditions.ts';
 import type { DriftStatus } from '../api/v1alpha1/status.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { objectKey } from '../kube/resources.ts';
-import { highest } from '../tools/drift.ts';
+import { highest } from '../tools/severity.ts';
 import type { FleetRow, Severity } from './web/api-types.ts';
 
 export function fleetRow(server: StoredMCPServer): FleetRow {

@@ -7,7 +7,8 @@
  * text) is sent as it is and rendered as text by the page (dom.ts), never as markup.
  */
 
-export type Severity = 'breaking' | 'compatible' | 'description-only';
+/** As status.drift says it (DRIFT_SEVERITIES), most severe first. */
+export type Severity = 'breaking' | 'widening' | 'compatible' | 'description-only';
 
 export interface Session {
   /** Who the API server says the console acts as (SelfSubjectReview), when it says. */

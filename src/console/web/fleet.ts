@@ -15,7 +15,8 @@ type SortKey =
 const SEVERITY_RANK: Record<Severity, number> = {
   'description-only': 1,
   compatible: 2,
-  breaking: 3,
+  widening: 3,
+  breaking: 4,
 };
 
 const COLUMNS: { key: SortKey; label: string }[] = [
