@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
  * lives". An import against the direction fails the lint. Shared leaves (errors.ts,
  * duration.ts, flags.ts, command.ts, resolved-package.ts, tool-record.ts) import no layer.
  */
-const LAYERS = {
+export const LAYERS = {
   api: { may: [] },
   kube: { may: [] },
   mcp: { may: [] },
@@ -16,7 +16,17 @@ const LAYERS = {
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
+  registry: { may: ['api', 'mcp', 'tools'] },
   console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
+  commands: {
+    may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller', 'registry', 'console'],
+  },
+};
+
+/** src/ runs without test/ (an installed package has none); `dev` reaches it by spawning. */
+const NO_TEST_IMPORT = {
+  regex: '(^|/)test/',
+  message: 'src/ imports nothing from test/: see src/commands/test-harness.ts.',
 };
 
 /** The one module of the bridge that others may import: the pod it runs in, as render builds it. */
@@ -36,6 +46,7 @@ function layerRule(layer, { may, pure = false }) {
     regex: `(^|/)${other}/`,
     message: `${allowed(layer, may)}: see README.md, "Where the code lives".`,
   }));
+  patterns.push(NO_TEST_IMPORT);
   if (may.includes('bridge')) {
     patterns.push({
       regex: `(^|/)bridge/(?!${BRIDGE_PUBLIC})`,
@@ -69,6 +80,7 @@ const leafRule = {
             regex: `(^|/)(${Object.keys(LAYERS).join('|')})/`,
             message: 'A shared leaf imports no layer.',
           },
+          NO_TEST_IMPORT,
         ],
       },
     ],

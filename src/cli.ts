@@ -30,19 +30,23 @@ const COMMANDS: Record<string, CommandEntry> = {
   dev: {
     summary: 'run the controller against the current kube context or a local control plane',
     load: async () =>
-      (await importOptional(() => import('./controller/dev.ts'), 'mcp-operator dev')).devCommand,
+      (await importOptional(() => import('./commands/dev.ts'), 'mcp-operator dev')).devCommand,
   },
   approve: {
     summary: "print a server's current tools as its approved baseline, or --apply it",
-    load: async () => (await import('./discovery/commands.ts')).approveCommand,
+    load: async () => (await import('./commands/approve.ts')).approveCommand,
   },
   diff: {
     summary: "show how a server's tools differ from its approved baseline",
-    load: async () => (await import('./discovery/commands.ts')).diffCommand,
+    load: async () => (await import('./commands/diff.ts')).diffCommand,
   },
   status: {
     summary: "show a server's conditions, tools, drift and provenance",
-    load: async () => (await import('./discovery/commands.ts')).statusCommand,
+    load: async () => (await import('./commands/status.ts')).statusCommand,
+  },
+  import: {
+    summary: 'make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it',
+    load: async () => (await import('./commands/import.ts')).importCommand,
   },
   console: {
     summary: 'serve the review console on 127.0.0.1: the fleet, drift side by side, approval',

@@ -4,12 +4,14 @@
  * import down the layers passes, one against the direction fails.
  */
 import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
-import { layerRules } from '../eslint.config.js';
+import { LAYERS, layerRules } from '../eslint.config.js';
 
 const eslint = new ESLint({
   overrideConfigFile: true,
@@ -31,6 +33,12 @@ describe('layers', () => {
     ['src/tools/drift.ts', '../api/v1alpha1/mcpserver.ts'],
     ['src/kube/client.ts', '../errors.ts'],
     ['src/tools/digest.ts', 'node:crypto'],
+    ['src/commands/approve.ts', '../discovery/baseline.ts'],
+    ['src/commands/dev.ts', '../controller/command.ts'],
+    ['src/registry/mapping.ts', '../api/v1alpha1/mcpserver.ts'],
+    ['src/registry/client.ts', '../tools/text.ts'],
+    ['src/commands/import.ts', '../registry/client.ts'],
+    ['src/commands/import.ts', '../kube/client.ts'],
     ['src/console/review.ts', '../discovery/drift-basis.ts'],
   ])('%s may import %s', async (file, from) => {
     expect(await problems(file, from)).toEqual([]);
@@ -46,6 +54,14 @@ describe('layers', () => {
     ['src/controller/manager.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
     ['src/tools/snapshot.ts', 'node:fs/promises', 'src/tools is pure'],
     ['src/errors.ts', './kube/client.ts', 'A shared leaf imports no layer'],
+    ['src/controller/manager.ts', '../commands/dev.ts', 'src/controller may import only'],
+    ['src/discovery/runner.ts', '../commands/diff.ts', 'src/discovery may import only'],
+    ['src/commands/dev.ts', '../../test/cluster/cli.ts', 'src/ imports nothing from test/'],
+    ['src/commands/status.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
+    ['src/registry/client.ts', '../kube/client.ts', 'src/registry may import only'],
+    ['src/registry/mapping.ts', '../discovery/baseline.ts', 'src/registry may import only'],
+    ['src/controller/reconcile.ts', '../registry/mapping.ts', 'src/controller may import only'],
+    ['src/tools/drift.ts', '../commands/import.ts', 'src/tools may import only'],
     ['src/console/server.ts', '../controller/manager.ts', 'src/console may import only'],
     ['src/discovery/runner.ts', '../console/watch.ts', 'src/discovery may import'],
   ])('%s may not import %s', async (file, from, message) => {
@@ -80,5 +96,24 @@ describe('the bridge sidecar', () => {
     expect(loaded).toContain('bridge/server.ts');
     expect(loaded).toContain('tools/digest.ts');
     expect(loaded.filter((file) => file.startsWith('api/'))).toEqual([]);
+  });
+});
+
+describe('the layout', () => {
+  const src = join(import.meta.dirname, '..', 'src');
+  const folders = readdirSync(src, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+
+  it('has a layer rule for every folder of src/', () => {
+    expect(Object.keys(LAYERS).sort()).toEqual(folders);
+  });
+
+  it("has a row for every folder of src/ in the README's table", () => {
+    const readme = readFileSync(join(src, '..', 'README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('### Where the code lives'));
+    const rows = [...table.matchAll(/^\| `src\/(\w+)`/gm)].map((match) => match[1]);
+    expect(rows.sort()).toEqual(folders);
   });
 });

@@ -11,7 +11,8 @@
  *           copy images from the local Docker engine into the real node's containerd, as
  *           `kind load docker-image` does
  *   deploy  the README's quick start on the real node: build and load the images, install the
- *           chart, apply the examples (deploy.ts); prints the MCPServers' names
+ *           chart, apply the examples (deploy.ts); prints the MCPServers' names, then
+ *           `KUBECTL=<path>` (the kubectl built here, for a machine that has none)
  *
  * `up` starts a detached daemon (this file's internal `serve` command) that holds the control
  * plane and writes `state.json` once it is ready. State lives in `.cluster/` at the repository
@@ -240,6 +241,7 @@ async function deployCommand(): Promise<number> {
     log: (line) => console.error(line),
   });
   console.log(names.join(' '));
+  console.log(`KUBECTL=${(await ensureBinaries(['kubectl'])).kubectl}`);
   return 0;
 }
 

@@ -9,16 +9,12 @@
  * - without one (kwok's fake nodes only): the controller in this process, the CRD and the
  *   examples applied; nothing runs in the pods, so nothing can be discovered, and it says so.
  *
- * The local cluster is the test harness's (`test/cluster/cli.ts`), run as a child process rather
- * than imported, so that nothing in src/ depends on test/; it exists only in a clone of the
- * repository, which is where `npm start` runs.
+ * The local cluster is the test harness's, reached through one seam (test-harness.ts).
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createInterface } from 'node:readline';
 import {
   KubeConfig,
   KubernetesObjectApi,
@@ -29,16 +25,16 @@ import {
 import { pino, type Logger } from 'pino';
 import { FIELD_MANAGER } from '../api/names.ts';
 import { operatorError } from '../errors.ts';
-import { configOrExit, runManager } from './command.ts';
+import { configOrExit, runManager } from '../controller/command.ts';
 import { ConditionType } from '../api/v1alpha1/conditions.ts';
 import type { MCPServer } from '../api/v1alpha1/mcpserver.ts';
 import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
 import { connect } from '../kube/client.ts';
 import { loadClientConfig, type ClientConfig } from '../kube/config.ts';
 import { collectionPath } from '../kube/resources.ts';
+import { type NextSteps, reviewSteps, watchSteps, writeCommands } from './next-steps.ts';
+import { REPO, type LocalCluster, testHarness } from './test-harness.ts';
 
-const REPO = join(import.meta.dirname, '..', '..');
-const CLUSTER_CLI = join(REPO, 'test', 'cluster', 'cli.ts');
 const CRD_DIR = join(REPO, 'crds');
 const EXAMPLES_DIR = join(REPO, 'examples');
 
@@ -67,56 +63,32 @@ async function reachableCluster(kubeconfig: string | undefined): Promise<ClientC
   }
 }
 
-/** Runs `test/cluster/cli.ts <command>`, relaying its output; returns its exit code and lines. */
-function clusterCli(command: string): Promise<{ code: number; lines: string[] }> {
-  const child = spawn(process.execPath, [CLUSTER_CLI, command], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines: string[] = [];
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    process.stderr.write(`  ${line}\n`);
-    lines.push(line);
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code: code ?? 1, lines }));
-  });
-}
-
-interface LocalCluster {
-  kubeconfig: string;
-  /** Whether we started it, and so stop it on the way out. */
-  ours: boolean;
-  /** Whether pods really run there (a real node), or only on kwok's fake nodes. */
-  realNode: boolean;
-}
-
 async function localControlPlane(tried: string): Promise<LocalCluster> {
-  if (!existsSync(CLUSTER_CLI)) {
+  if (!testHarness.available()) {
     throw operatorError(
       'MCPOP_DEV_NO_CLUSTER',
       tried,
       'the local control plane comes with a clone of the repository only',
     );
   }
-  const running = await clusterCli('status');
-  const ours = running.code !== 0;
-  if (ours) {
-    process.stderr.write('Starting a local cluster…\n');
-    if ((await clusterCli('up')).code !== 0) {
-      throw operatorError('MCPOP_DEV_NO_CLUSTER', tried, 'the local control plane did not start');
-    }
-  }
-  const { lines } = ours ? await clusterCli('status') : running;
-  const kubeconfig = lines.find((line) => line.startsWith('KUBECONFIG='));
-  if (kubeconfig === undefined) {
+  const local = await testHarness.cluster();
+  if (local === undefined) {
     throw operatorError('MCPOP_DEV_NO_CLUSTER', tried, 'the local control plane did not start');
   }
-  return {
-    kubeconfig: kubeconfig.slice('KUBECONFIG='.length),
-    ours,
-    realNode: lines.some((line) => line.startsWith('real node: ')),
-  };
+  return local;
+}
+
+/** What the printed next steps need to run as printed (next-steps.ts). */
+async function stepsFor(kubeconfig: string | undefined, kubectl?: string): Promise<NextSteps> {
+  const bin = await writeCommands({
+    dir: join(REPO, 'node_modules', '.cache', 'mcp-operator', 'bin'),
+    node: process.execPath,
+    cli: join(REPO, 'src', 'cli.ts'),
+    plugin: join(REPO, 'src', 'kubectl-mcp.ts'),
+    kubectl,
+    path: process.env['PATH'] ?? '',
+  });
+  return { kubeconfig, bin };
 }
 
 async function yamlObjects(dir: string): Promise<KubernetesObject[]> {
@@ -213,7 +185,7 @@ async function tellStory(
   clientConfig: ClientConfig,
   interrupted: AbortSignal,
 ): Promise<number> {
-  const deployed = await clusterCli('deploy');
+  const deployed = await testHarness.deploy();
   if (interrupted.aborted) return 130;
   if (deployed.code !== 0) return deployed.code;
   const client = connect(clientConfig);
@@ -239,13 +211,7 @@ async function tellStory(
     `\n${table(servers)}\n\n` +
       'The operator runs in its pod (namespace mcp-system), the servers in theirs, on the local\n' +
       'real node. In another terminal:\n' +
-      `  export KUBECONFIG=${local.kubeconfig}\n` +
-      '  kubectl get mcps -w                 # READY, TOOLS and DRIFT as they change\n' +
-      `  kubectl describe mcps ${name}       # what discovery found\n` +
-      `  node src/cli.ts approve ${name} --apply\n` +
-      '                                      # approve the tools the server has now\n' +
-      `  node src/cli.ts diff ${name}        # after a change: what drifted, old and new\n` +
-      '  kubectl -n mcp-system logs -f deploy/mcp-operator\n\n' +
+      `${reviewSteps(await stepsFor(local.kubeconfig, deployed.kubectl), name)}\n\n` +
       'Ctrl-C stops the local cluster.\n',
   );
   // A pending signal listener does not keep Node running; the timer does, until Ctrl-C.
@@ -284,14 +250,13 @@ export async function devCommand(argv: string[]): Promise<number> {
     if (local !== undefined) await applyAll(kc, await yamlObjects(EXAMPLES_DIR), log);
     process.stderr.write(
       `\nThe operator runs against ${clientConfig.server}. In another terminal:\n` +
-        (local ? `  export KUBECONFIG=${local.kubeconfig}\n` : '') +
-        '  kubectl get mcpservers -A\n\n',
+        `${watchSteps(await stepsFor(local?.kubeconfig))}\n\n`,
     );
     return await runManager(config, clientConfig, log);
   } catch (err) {
     log.error({ err }, 'dev failed');
     return 1;
   } finally {
-    if (local?.ours) await clusterCli('down');
+    if (local?.ours) await testHarness.stop();
   }
 }

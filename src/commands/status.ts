@@ -1,0 +1,83 @@
+/**
+ * `mcp-operator status <name> [-n ns] [-o yaml|json]`: what `kubectl describe` would put
+ * first (conditions, tools, drift, provenance) with the next command to run; -o prints the
+ * status as is.
+ */
+
+import { parseArgs } from 'node:util';
+import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
+import { visible } from '../tools/text.ts';
+import {
+  COMMON_OPTIONS,
+  OUTPUT_OPTION,
+  PROGRAM,
+  TARGET,
+  openServer,
+  outputOf,
+  parsed,
+  printed,
+  reviewCommand,
+} from './target.ts';
+
+const USAGE = {
+  name: 'status',
+  text: `Usage: ${PROGRAM} status <name> ${TARGET} [-o yaml|json]
+
+Shows the MCPServer's conditions, tools, drift and provenance; -o prints its status as is.
+`,
+};
+
+export const statusCommand = reviewCommand(USAGE, async (argv) => {
+  const args = parsed(USAGE, () =>
+    parseArgs({
+      args: argv,
+      options: { ...COMMON_OPTIONS, ...OUTPUT_OPTION },
+      allowPositionals: true,
+    }),
+  );
+  if (typeof args === 'number') return args;
+  const output = parsed(USAGE, () => outputOf(args.values.output));
+  if (typeof output === 'number') return output;
+  const found = await openServer(USAGE, args.values, args.positionals);
+  if (typeof found === 'number') return found;
+  found.client.close();
+  const { server } = found;
+  process.stdout.write(
+    output === undefined ? statusText(server) : printed(server.status ?? {}, output),
+  );
+  return 0;
+});
+
+/** What `kubectl describe` would put first: conditions, tools, drift, provenance. */
+function statusText(server: StoredMCPServer): string {
+  const { namespace, name } = server.metadata;
+  const status = server.status ?? {};
+  const rows = (status.conditions ?? []).map(
+    (c) => `  ${c.type.padEnd(10)}  ${c.status.padEnd(7)}  ${c.reason}: ${c.message}`,
+  );
+  const discovery = status.discovery;
+  const drift = status.drift;
+  const provenance = status.provenance;
+  const lines = [
+    `${namespace}/${name}`,
+    ...rows,
+    ...(discovery?.toolCount === undefined
+      ? []
+      : [`  tools: ${discovery.toolCount} (snapshot ${discovery.snapshotDigest ?? 'unknown'})`]),
+    ...(drift === undefined
+      ? []
+      : [
+          `  drift: ${drift.added?.length ?? 0} added, ${drift.removed?.length ?? 0} removed, ${drift.changed?.length ?? 0} changed (\`${PROGRAM} diff ${name} -n ${namespace}\` shows them)`,
+        ]),
+    ...(provenance?.imageDigests === undefined
+      ? []
+      : [`  image: ${provenance.image ?? ''} = ${provenance.imageDigests.join(', ')}`]),
+    ...(provenance?.packages ?? []).map((p) => `  package: ${p.launcher} ${p.name} ${p.version}`),
+    ...(provenance?.codeChanged === undefined
+      ? []
+      : [
+          `  code changed since ${provenance.codeChanged.since}: ${provenance.codeChanged.message}`,
+        ]),
+  ];
+  return `${lines.map((line) => visible(line)).join('\n')}\n`;
+}
