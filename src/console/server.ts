@@ -74,6 +74,9 @@ export function consoleServer(o: ConsoleServerOptions): ConsoleServer {
     reply.type('text/html; charset=utf-8').send(await assets.page()),
   );
 
+  // Browsers ask for it unprompted; the console has none, and says so without an error.
+  app.get('/favicon.ico', (_request, reply) => reply.code(204).send());
+
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
     const asset = await assets.get(request.params.name);
     if (asset === undefined) return notFound(reply, 'No such asset.');
