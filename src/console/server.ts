@@ -13,6 +13,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { readBaseline } from '../discovery/baseline.ts';
+import { OperatorError } from '../errors.ts';
 import { KubeApiError, errorText, type KubeClient } from '../kube/client.ts';
 import type { Access } from './access.ts';
 import { Assets } from './assets.ts';
@@ -61,6 +62,10 @@ export function consoleServer(o: ConsoleServerOptions): ConsoleServer {
         code: 'CONSOLE_KUBE_API',
         message: error.detail,
       });
+    }
+    if (error instanceof OperatorError) {
+      // A refusal the project names (not discovered yet, an invalid snapshot): the page shows it.
+      return reply.code(409).send({ code: error.code, message: error.message });
     }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500) o.log.error({ err: error }, 'console request failed');
