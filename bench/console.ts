@@ -29,6 +29,7 @@ import { API_VERSION, type MCPServerStatus } from '../src/api/v1alpha1/mcpserver
 import { MCP_SERVER } from '../src/api/v1alpha1/stored.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { collectionPath, objectPath } from '../src/kube/resources.ts';
+import type { Page } from 'playwright-core';
 import { launchBrowser } from '../test/console/browser.ts';
 import {
   benchCluster,
@@ -136,6 +137,16 @@ async function staticTable(n: number) {
   };
 }
 
+/**
+ * Resolves once `condition` (page code) holds, checked every frame in the page. Not
+ * waitForFunction: that evaluates its text with eval, which the console's CSP refuses.
+ */
+function until(page: Page, condition: string): Promise<unknown> {
+  return page.evaluate(
+    `new Promise((resolve) => { const check = () => (${condition}) ? resolve(true) : requestAnimationFrame(check); check(); })`,
+  );
+}
+
 /** In the page: every row drawn. (Page code is passed as text: this file has no DOM types.) */
 const allRows = `document.querySelectorAll('table.fleet tbody tr').length === ${servers}`;
 /** In the page: when a performance mark was set, in ms since the navigation started. */
@@ -181,7 +192,7 @@ async function main() {
     const paints: number[] = [];
     for (let run = 0; run < 3; run++) {
       await page.goto(console_.url);
-      await page.waitForFunction(allRows, undefined, { polling: 'raf', timeout: 60_000 });
+      await until(page, allRows);
       paints.push(await page.evaluate<number>(markTime('console:fleet-drawn')));
     }
     const floorServer = await staticTable(servers);
@@ -195,7 +206,7 @@ async function main() {
 
     // A status change, seen on the page and by a bare watch.
     await page.goto(console_.url);
-    await page.waitForFunction(allRows, undefined, { polling: 'raf', timeout: 60_000 });
+    await until(page, allRows);
     const seen: number[] = [];
     const watched: number[] = [];
     for (let c = 0; c < changes; c++) {
@@ -229,10 +240,9 @@ async function main() {
       const t0 = performance.now();
       await writeStatus(client, namespace, i, drifted);
       const reason = drifted ? 'ToolsChanged' : 'ToolsMatch';
-      await page.waitForFunction(
+      await until(
+        page,
         `document.querySelector('tr[data-key="${key}"]')?.textContent.includes('${reason}')`,
-        undefined,
-        { polling: 'raf', timeout: 30_000 },
       );
       seen.push(performance.now() - t0);
       abort.abort();
