@@ -12,14 +12,24 @@ export const LAYERS = {
   api: { may: [] },
   kube: { may: [] },
   mcp: { may: [] },
-  tools: { may: ['api', 'mcp'], pure: true },
+  tools: { may: ['api', 'mcp'], typesOf: ['api'], pure: true },
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
   registry: { may: ['api', 'mcp', 'tools'] },
   console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
   commands: {
-    may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller', 'registry', 'console'],
+    may: [
+      'api',
+      'kube',
+      'mcp',
+      'tools',
+      'discovery',
+      'bridge',
+      'controller',
+      'registry',
+      'console',
+    ],
   },
 };
 
@@ -28,6 +38,16 @@ const NO_TEST_IMPORT = {
   regex: '(^|/)test/',
   message: 'src/ imports nothing from test/: see src/commands/test-harness.ts.',
 };
+
+/**
+ * The rooms of src/bridge, lowest first, each with one job: the child process (spawn,
+ * supervisor, pool), proxy mode (an HTTP upstream), policy (Enforce), auth (bearer and OAuth),
+ * audit, and the HTTP front (endpoint, sessions, both eras, replicas, change feed, SSE). A room
+ * imports only the rooms below it and the files beside upstream.ts in src/bridge, which import
+ * no room; server.ts, command.ts and install.ts, on top, wire them.
+ */
+export const BRIDGE_ROOMS = ['child', 'proxy', 'policy', 'auth', 'audit', 'front'];
+const BRIDGE_TOP = '(server|command|install)\\.ts$';
 
 /** The one module of the bridge that others may import: the pod it runs in, as render builds it. */
 const BRIDGE_PUBLIC = 'pod-contract\\.ts$';
@@ -40,7 +60,15 @@ function allowed(layer, may) {
   return `src/${layer} may import only ${may.map((m) => `src/${m}`).join(', ')} and the shared leaves`;
 }
 
-function layerRule(layer, { may, pure = false }) {
+/**
+ * An import of names from `other` that loads it when the code runs: only `import type` is
+ * erased whole (`import { type A }` leaves `import {}`, which still loads the module).
+ */
+function valueImportOf(other) {
+  return `ImportDeclaration[importKind='value'][source.value=/(^|\\x2F)${other}\\x2F/][specifiers.length>0]`;
+}
+
+function layerRule(layer, { may, typesOf = [], pure = false }) {
   const others = Object.keys(LAYERS).filter((other) => other !== layer && !may.includes(other));
   const patterns = others.map((other) => ({
     regex: `(^|/)${other}/`,
@@ -56,10 +84,47 @@ function layerRule(layer, { may, pure = false }) {
   if (pure) {
     patterns.push({ regex: IO_MODULES, message: `src/${layer} is pure: no I/O.` });
   }
-  return {
-    files: [`src/${layer}/**/*.ts`],
-    rules: { 'no-restricted-imports': ['error', { patterns }] },
+  const typeOnly = typesOf.map((other) => ({
+    selector: valueImportOf(other),
+    message: `src/${layer} takes only types from src/${other} (import type), so that what runs it need not load src/${other}.`,
+  }));
+  const rules = (extra = []) => ({
+    'no-restricted-imports': ['error', { patterns: [...patterns, ...extra] }],
+    ...(typeOnly.length === 0 ? {} : { 'no-restricted-syntax': ['error', ...typeOnly] }),
+  });
+  const config = { files: [`src/${layer}/**/*.ts`], rules: rules() };
+  return layer === 'bridge' ? [config, ...bridgeRoomRules(rules)] : [config];
+}
+
+/** Rules that keep the rooms of src/bridge in order (BRIDGE_ROOMS); `rules` adds the layer's. */
+function bridgeRoomRules(rules) {
+  const see = 'see README.md, "Where the code lives"';
+  const base = {
+    files: ['src/bridge/*.ts'],
+    ignores: ['src/bridge/server.ts', 'src/bridge/command.ts', 'src/bridge/install.ts'],
+    rules: rules([
+      {
+        regex: `(^|/)(${BRIDGE_ROOMS.join('|')})/|^\\./${BRIDGE_TOP}`,
+        message: `The files beside upstream.ts in src/bridge import no room of it: ${see}.`,
+      },
+    ]),
   };
+  const rooms = BRIDGE_ROOMS.map((room, i) => {
+    const above = BRIDGE_ROOMS.slice(i + 1);
+    const below = BRIDGE_ROOMS.slice(0, i);
+    const may =
+      below.length === 0 ? 'no other room' : `only the rooms below it (${below.join(', ')})`;
+    return {
+      files: [`src/bridge/${room}/**/*.ts`],
+      rules: rules([
+        {
+          regex: `${above.length === 0 ? '' : `(^|/)(${above.join('|')})/|`}^\\.\\./${BRIDGE_TOP}`,
+          message: `src/bridge/${room} may import ${may} and the files beside upstream.ts: ${see}.`,
+        },
+      ]),
+    };
+  });
+  return [base, ...rooms];
 }
 
 const leafRule = {
@@ -89,7 +154,7 @@ const leafRule = {
 
 /** The layer rules alone, which test/layers.test.ts checks against imports both ways. */
 export const layerRules = [
-  ...Object.entries(LAYERS).map(([layer, rules]) => layerRule(layer, rules)),
+  ...Object.entries(LAYERS).flatMap(([layer, rules]) => layerRule(layer, rules)),
   leafRule,
 ];
 

@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Four projects: `unit` needs nothing but Node; `cluster` shares one real control plane, with a
+// Four projects: `no-cluster` needs no cluster and no Docker (it still spawns real MCP servers
+// from npm and builds Go test servers); `cluster` shares one real control plane, with a
 // real node, that the global setup starts once (tests isolate themselves by namespace); `machine`
 // starts and kills real nodes of its own, so it needs the machine to itself: `npm test` runs it
 // on its own, before the others; `containers` needs a Docker engine and the images
@@ -13,7 +14,7 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'unit',
+          name: 'no-cluster',
           include: ['test/**/*.test.ts'],
           exclude: [
             'test/**/*.cluster.test.ts',

@@ -29,7 +29,7 @@ import { endpointOf, isPodPrerequisite, render } from '../src/controller/render/
 import { deploymentReadiness } from '../src/controller/readiness.ts';
 import { computeStatus } from '../src/controller/ready-status.ts';
 import { statusWrite } from '../src/controller/reconcile.ts';
-import { NO_BASELINE } from '../src/discovery/baseline.ts';
+import { NO_BASELINE } from '../src/tools/baseline.ts';
 import { discoveryStatus, withDiscovery } from '../src/discovery/discovery-status.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import {

@@ -35,6 +35,9 @@ const PACKAGES: SystemPackage[] = [
   { debian: 'libc6-dev', provides: '/usr/lib/x86_64-linux-gnu/libc.a' },
   // The test cluster's certificates.
   { debian: 'openssl', provides: '/usr/bin/openssl' },
+  // The database of the MCP Registry the import tests run (test/registry/registry-server.ts);
+  // the server of Debian 12's PostgreSQL (15), which the tests find under /usr/lib/postgresql.
+  { debian: 'postgresql', provides: '/usr/lib/postgresql/15/bin/postgres' },
   // The real browser the console's tests and bench drive (test/console/browser.ts).
   { debian: 'chromium', provides: '/usr/bin/chromium' },
 ];

@@ -1,15 +1,21 @@
 /**
- * Writes the generated configuration reference (scripts/chart-docs.ts) and the error reference
- * (scripts/error-docs.ts), or with `--check` fails when the committed files differ from a fresh
- * generation (`npm run docs:check`).
+ * Writes the generated configuration reference (scripts/chart-docs.ts), the error reference
+ * (scripts/error-docs.ts) and the schema of `mcp-operator export` (scripts/export-schema.ts), or
+ * with `--check` fails when the committed files differ from a fresh generation
+ * (`npm run docs:check`). Either way it fails on a link that leads nowhere (scripts/doc-links.ts).
  */
 
 import { generatedDocs } from './chart-docs.ts';
+import { deadLinks } from './doc-links.ts';
 import { errorDocs } from './error-docs.ts';
+import { exportSchema } from './export-schema.ts';
 import { writeOrCheck } from './generated-files.ts';
 
-process.exitCode = await writeOrCheck(
-  { ...(await generatedDocs()), ...(await errorDocs()) },
+const stale = await writeOrCheck(
+  { ...(await generatedDocs()), ...(await errorDocs()), ...(await exportSchema()) },
   'npm run docs',
   process.argv.includes('--check'),
 );
+const dead = deadLinks();
+for (const line of dead) console.error(`dead link: ${line}`);
+process.exitCode = stale !== 0 || dead.length > 0 ? 1 : 0;

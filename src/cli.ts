@@ -48,6 +48,14 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it',
     load: async () => (await import('./commands/import.ts')).importCommand,
   },
+  outdated: {
+    summary: 'list imported MCPServers whose registry has a newer version',
+    load: async () => (await import('./commands/outdated.ts')).outdatedCommand,
+  },
+  export: {
+    summary: 'write what servers publish, with digests and approval state, as catalog JSON',
+    load: async () => (await import('./commands/export.ts')).exportCommand,
+  },
   console: {
     summary: 'serve the review console on 127.0.0.1: the fleet, drift side by side, approval',
     load: async () => (await import('./commands/console.ts')).consoleCommand,

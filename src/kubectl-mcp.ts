@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `kubectl mcp approve|diff|status|import|console …`: the review commands as a kubectl plugin. kubectl runs
+ * `kubectl mcp approve|diff|status|import|outdated|export|console …`: the review commands as a kubectl plugin. kubectl runs
  * an executable named `kubectl-<name>` found on PATH for `kubectl <name>` and hands it the
  * remaining arguments untouched (https://kubernetes.io/docs/tasks/extend-kubectl/kubectl-plugins/),
  * so the commands read kubectl's flags themselves: `-n`, `--context`, `--kubeconfig`,
@@ -14,6 +14,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   diff: async () => (await import('./commands/diff.ts')).diffCommand,
   status: async () => (await import('./commands/status.ts')).statusCommand,
   import: async () => (await import('./commands/import.ts')).importCommand,
+  outdated: async () => (await import('./commands/outdated.ts')).outdatedCommand,
+  export: async () => (await import('./commands/export.ts')).exportCommand,
   console: async () => (await import('./commands/console.ts')).consoleCommand,
 };
 
@@ -24,6 +26,8 @@ Commands:
   diff      show how a server's tools differ from its approved baseline
   status    show a server's conditions, tools, drift and provenance
   import    make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it
+  outdated  list imported MCPServers whose registry has a newer version
+  export    write what servers publish, with digests and approval state, as catalog JSON
   console   serve the review console on 127.0.0.1: the fleet, drift side by side, approval
 
 \`kubectl mcp <command> --help\` tells more.

@@ -1,6 +1,6 @@
 /**
  * The package a launcher (`npx`, `uvx`) resolved when a stdio server started, as the supervisor
- * reads it in the server container and status records it (docs/adr/0011). A shared leaf: the
+ * reads it in the server container and status records it (docs/adr/0033). A shared leaf: the
  * bridge's wire format (src/mcp/change-feed.ts) and the API (src/api) both check the same
  * shapes.
  */

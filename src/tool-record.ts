@@ -37,6 +37,15 @@ export const DIGEST_PATTERN = '^sha256:[0-9a-f]{64}$';
 export const FIELD_DIGEST_PATTERN = '^sha256:[0-9a-f]{12}([0-9a-f]{52})?$';
 
 /**
+ * How much a change to an approved entry matters, most severe first (docs/judging.md has an
+ * example of each): breaking (callers built for the approved schema may fail), widening (the
+ * entry may now do or accept more: a hint lost or gained, a constraint dropped, a new
+ * free-text argument), compatible (old calls stay valid and nothing widened), description-only
+ * (only the text the model reads).
+ */
+export const DRIFT_SEVERITIES = ['breaking', 'widening', 'compatible', 'description-only'] as const;
+
+/**
  * Everything in status that a server chose (names, versions, capability keys, error text) is
  * bounded in the CRD as well as in the operator, which makes control characters visible and
  * cuts long text (src/tools/text.ts): a status write the API server refuses would take Ready

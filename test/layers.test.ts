@@ -71,6 +71,56 @@ describe('layers', () => {
   });
 });
 
+describe('the rooms of src/bridge', () => {
+  it.each([
+    ['src/bridge/front/endpoint.ts', '../policy/gate.ts'],
+    ['src/bridge/front/session.ts', '../upstream.ts'],
+    ['src/bridge/auth/oauth.ts', '../policy/gate.ts'],
+    ['src/bridge/policy/gate.ts', '../identity.ts'],
+    ['src/bridge/proxy/http-upstream.ts', '../transport.ts'],
+    ['src/bridge/server.ts', './front/endpoint.ts'],
+    ['src/bridge/upstream.ts', './transport.ts'],
+  ])('%s may import %s', async (file, from) => {
+    expect(await problems(file, from)).toEqual([]);
+  });
+
+  it.each([
+    ['src/bridge/policy/gate.ts', '../front/session.ts', 'src/bridge/policy may import only'],
+    ['src/bridge/child/spawn.ts', '../proxy/http-upstream.ts', 'src/bridge/child may import no'],
+    ['src/bridge/proxy/era-2026-server.ts', '../front/session-table.ts', 'src/bridge/proxy'],
+    ['src/bridge/auth/bearer.ts', '../front/guards.ts', 'src/bridge/auth may import only'],
+    ['src/bridge/auth/oauth.ts', '../audit/events.ts', 'src/bridge/auth may import only'],
+    ['src/bridge/front/endpoint.ts', '../server.ts', 'src/bridge/front may import only'],
+    ['src/bridge/upstream.ts', './policy/gate.ts', 'beside upstream.ts in src/bridge import no'],
+    ['src/bridge/metrics.ts', './front/session.ts', 'beside upstream.ts in src/bridge import no'],
+  ])('%s may not import %s', async (file, from, message) => {
+    const found = await problems(file, from);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(message);
+  });
+});
+
+describe('types only', () => {
+  it('src/tools takes types from src/api, never values, which would load the API with it', async () => {
+    const lint = async (text: string) => {
+      const [result] = await eslint.lintText(`${text}\n`, { filePath: 'src/tools/drift.ts' });
+      return result!.messages.map((message) => message.message);
+    };
+    expect(await lint("import type { DriftStatus } from '../api/v1alpha1/mcpserver.ts';")).toEqual(
+      [],
+    );
+    for (const text of [
+      "import { DEFAULTS } from '../api/v1alpha1/defaults.ts';",
+      "import { type DriftStatus } from '../api/v1alpha1/mcpserver.ts';",
+      "import * as api from '../api/v1alpha1/mcpserver.ts';",
+    ]) {
+      const found = await lint(text);
+      expect(found).toHaveLength(1);
+      expect(found[0]).toContain('src/tools takes only types from src/api');
+    }
+  });
+});
+
 /** The files of src/ that Node loads to import `entry` (a path in src/), by their path in src/. */
 async function loadedBy(entry: string): Promise<string[]> {
   const src = new URL('../src/', import.meta.url);

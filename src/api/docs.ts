@@ -23,8 +23,9 @@ function objectOf(schema: JsonSchema): JsonSchema | undefined {
   return target.properties === undefined ? undefined : target;
 }
 
+/** The anchor GitHub gives the heading `## <path>`: lower case, without the dots. */
 function anchor(path: string): string {
-  return path.toLowerCase().replaceAll(/[^a-z0-9]+/g, '-');
+  return path.toLowerCase().replaceAll(/[^a-z0-9_-]/g, '');
 }
 
 function typeOf(schema: JsonSchema, path: string): string {

@@ -13,8 +13,8 @@ import { parseDuration } from '../duration.ts';
 import { durationFlag, integerFlag } from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
-import { parseOrigins } from './guards.ts';
-import { parseHostPort } from './replicas.ts';
+import { parseOrigins } from './front/guards.ts';
+import { parseHostPort } from './front/replicas.ts';
 import { startBridge, type BridgeOptions } from './server.ts';
 
 const DEFAULTS = {

@@ -9,7 +9,7 @@
  */
 
 import { classify, type JsonRpcMessage, type RequestId } from '../mcp/jsonrpc.ts';
-import { readAs } from './wire-text.ts';
+import { readAs } from './message-text.ts';
 
 export type BadLineReason = 'too-large' | 'invalid-utf8' | 'not-json' | 'not-json-rpc';
 

@@ -5,7 +5,7 @@
 
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { RequestTallies } from './request-tallies.ts';
-import type { Outcome } from './upstream.ts';
+import type { Outcome } from './identity.ts';
 
 /**
  * Methods are labels only when MCP defines them: a client can send any method name, and an

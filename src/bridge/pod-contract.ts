@@ -31,7 +31,7 @@ export const childOutFifo = (id: string): string => `${id}.out`;
 /**
  * After `resolved <id>` (the bridge sends it when the child's first message arrived), the
  * supervisor writes `<id>.package`: `<launcher> <name> <version>` of the package the child's
- * launcher resolved and runs, or nothing when it runs none (docs/adr/0011).
+ * launcher resolved and runs, or nothing when it runs none (docs/adr/0033).
  */
 export const childPackageFile = (id: string): string => `${id}.package`;
 

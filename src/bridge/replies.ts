@@ -2,7 +2,7 @@
 
 import type { ServerResponse } from 'node:http';
 import { errorResponse, type JsonRpcMessage, type RequestId } from '../mcp/jsonrpc.ts';
-import { jsonText } from './wire-text.ts';
+import { jsonText } from './message-text.ts';
 
 export type Headers = Record<string, string | number>;
 

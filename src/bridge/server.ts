@@ -9,29 +9,29 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { createAuth, createDiscoveryToken, type Auth } from './auth.ts';
-import { Bridge } from './session-table.ts';
-import { ChangeFeed, changesRoute } from './change-feed.ts';
+import { createAuth, createDiscoveryToken, type Auth } from './auth/bearer.ts';
+import { SessionTable } from './front/session-table.ts';
+import { ChangeFeed, changesRoute } from './front/change-feed.ts';
 import { ByteBudget } from './budget.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './pod-contract.ts';
-import { mcpEndpoint } from './endpoint.ts';
+import { mcpEndpoint } from './front/endpoint.ts';
 import { entryGuard } from './entry-guard.ts';
-import { isLoopback } from './guards.ts';
-import { HttpLauncher } from './http-upstream.ts';
+import { isLoopback } from './front/guards.ts';
+import { HttpLauncher } from './proxy/http-upstream.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
 import { CHANGES_PATH } from '../mcp/change-feed.ts';
 import { createMetrics, type BridgeMetrics } from './metrics.ts';
-import { StatelessEndpoint } from './stateless.ts';
-import { PolicyGate } from './policy.ts';
+import { Era2026Endpoint } from './front/era-2026.ts';
+import { PolicyGate } from './policy/gate.ts';
 import { parsePolicy, type BridgePolicy } from '../tools/policy.ts';
-import { WarmPool } from './pool.ts';
-import { ReplicaRouter } from './replicas.ts';
+import { WarmPool } from './child/pool.ts';
+import { ReplicaRouter } from './front/replicas.ts';
 import { replyError, replyText } from './replies.ts';
-import { SpawnLauncher } from './spawn.ts';
-import { SupervisedLauncher } from './supervised.ts';
+import { SpawnLauncher } from './child/spawn.ts';
+import { SupervisedLauncher } from './child/supervised.ts';
 import type { Launcher } from './transport.ts';
 import { WatchedFile } from './watched-file.ts';
-import { metadataRoutes, startResourceServer, type OAuthOptions } from './oauth-setup.ts';
+import { metadataRoutes, startResourceServer, type OAuthOptions } from './auth/oauth-setup.ts';
 
 /** Connections the kernel may hold for the bridge before it accepts them. */
 const LISTEN_BACKLOG = 4096;
@@ -74,7 +74,7 @@ export interface BridgeOptions {
 
 export interface RunningBridge {
   url: string;
-  bridge: Bridge;
+  bridge: SessionTable;
   metrics: BridgeMetrics;
   /** Resolves when the first readiness probe has finished (ready or not). */
   probed: Promise<void>;
@@ -139,7 +139,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     generation: () => changes.mark.generation,
     waiting: () => changes.waiting,
   });
-  const bridge = new Bridge(
+  const bridge = new SessionTable(
     {
       mode: options.sessionMode,
       maxSessions: options.maxSessions,
@@ -174,7 +174,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
 
   let accepting = true;
   let ready = false;
-  const stateless = new StatelessEndpoint({
+  const era2026 = new Era2026Endpoint({
     bridge,
     logger,
     parkMs: options.requestTimeoutMs,
@@ -191,7 +191,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     discoveryToken,
     logger,
     accepting: () => accepting,
-    stateless,
+    era2026,
   });
 
   const routes: Routes = {
@@ -288,7 +288,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     stopProbing.abort();
     const closed = new Promise((resolve) => server.close(resolve));
     await bridge.drain(Date.now() + options.graceMs);
-    stateless.close();
+    era2026.close();
     await bridge.close();
     server.closeAllConnections();
     await closed;
@@ -330,7 +330,7 @@ function routeOf(routes: Routes, target: string): Route | 'malformed' | undefine
 
 /** Probes until a child answers; backs off between attempts; gives up when shutting down. */
 async function probeUntilReady(
-  bridge: Bridge,
+  bridge: SessionTable,
   logger: Logger,
   stop: AbortSignal,
 ): Promise<boolean> {

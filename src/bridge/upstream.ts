@@ -36,11 +36,11 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
-import type { Caller } from './policy.ts';
+import type { Caller, Outcome } from './identity.ts';
 import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
-import { passedOn } from './wire-text.ts';
+import { passedOn } from './message-text.ts';
 import { LIST_CHANGED } from '../mcp/methods.ts';
 
 /**
@@ -66,8 +66,6 @@ export interface SessionPort {
   upstreamClosed(reason: string): void;
 }
 
-export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 'refused';
-
 /** Extension points, used by the policy filter (policy.ts). */
 export interface UpstreamHooks {
   /** Before a client request reaches the child; an error response refuses it. */
@@ -80,7 +78,7 @@ export interface UpstreamHooks {
   /**
    * A successful result on its way back to a session; `params` are the request's. Returns
    * `result` itself when it changes nothing, a new object otherwise (never `result` changed in
-   * place): an unchanged result goes on as the child wrote it (wire-text.ts).
+   * place): an unchanged result goes on as the child wrote it (message-text.ts).
    */
   transformResult?(
     method: string,
@@ -574,7 +572,7 @@ export class Upstream {
         return;
       }
     }
-    // Unchanged but for its id: the child's line goes on as it came (wire-text.ts).
+    // Unchanged but for its id: the child's line goes on as it came (message-text.ts).
     passedOn(response, pending.childId, restored, pending.clientId);
     pending.session.deliver(restored, pending.clientId);
   }

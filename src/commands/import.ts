@@ -22,7 +22,12 @@ import {
   type ReadLimits,
 } from '../registry/client.ts';
 import type { GivenInputs } from '../registry/inputs.ts';
-import { type EntryOrigin, type ImportPlan, planImport } from '../registry/mapping.ts';
+import {
+  type EntryOrigin,
+  type ImportChoices,
+  type ImportPlan,
+  planImport,
+} from '../registry/mapping.ts';
 import type { ServerJson } from '../registry/server-json.ts';
 import {
   KUBE_OPTIONS,
@@ -132,32 +137,30 @@ export const importCommand = registryCommand('import', USAGE, async (argv) => {
     args: pairs('--arg', values.arg),
     headers: pairs('--header', values.header),
   };
+  const choices = (namespace: string | undefined): ImportChoices => ({
+    name: values.name,
+    namespace,
+    package: values.package,
+    image: values.image,
+    command: values.command,
+    secret: values.secret,
+    inputs,
+  });
   const { root, limits } = registryChoice(values);
   const { entry, origin } = await readEntry(positionals[0]!, root, limits);
   if (values.apply !== true) {
-    const plan = planImport(entry, origin, {
-      name: values.name,
-      namespace: values.namespace,
-      package: values.package,
-      image: values.image,
-      command: values.command,
-      secret: values.secret,
-      inputs,
-    });
-    process.stdout.write(`${heading(plan, origin)}${printed(plan.server, output)}`);
+    const plan = planImport(entry, origin, choices(values.namespace));
+    // YAML keeps the heading as comments (for the file a GitOps repository commits); JSON has
+    // no comments, so there it goes to stderr.
+    if (output === 'json') process.stderr.write(heading(plan, origin));
+    process.stdout.write(
+      `${output === 'json' ? '' : heading(plan, origin)}${printed(plan.server, output)}`,
+    );
     return 0;
   }
   const { client, namespace } = await kubeTarget(values);
   try {
-    const plan = planImport(entry, origin, {
-      name: values.name,
-      namespace,
-      package: values.package,
-      image: values.image,
-      command: values.command,
-      secret: values.secret,
-      inputs,
-    });
+    const plan = planImport(entry, origin, choices(namespace));
     await checkSecret(client, namespace, plan);
     const previous = await applyImport(client, namespace, plan);
     const { name } = plan.server.metadata as { name: string };

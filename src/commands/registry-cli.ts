@@ -4,27 +4,17 @@
  * (a visible one-line message and exit code 2, as kubectl does).
  */
 
-import { basename } from 'node:path';
-import { dump } from 'js-yaml';
 import type { Command } from '../command.ts';
 import { durationFlag } from '../flags.ts';
 import { connect, type KubeClient } from '../kube/client.ts';
 import { loadClientConfig } from '../kube/config.ts';
 import { DEFAULT_LIMITS, OFFICIAL_REGISTRY, type ReadLimits } from '../registry/client.ts';
 import { visible } from '../tools/text.ts';
+import { COMMON_OPTIONS, OUTPUT_OPTION, PROGRAM, type Output } from './target.ts';
 
-/** `kubectl mcp` when run as the kubectl plugin, else `mcp-operator`. */
-export const PROGRAM = basename(process.argv[1] ?? '').startsWith('kubectl-mcp')
-  ? 'kubectl mcp'
-  : 'mcp-operator';
+export { PROGRAM, printed, type Output } from './target.ts';
 
-export const KUBE_OPTIONS = {
-  namespace: { type: 'string', short: 'n' },
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-  output: { type: 'string', short: 'o' },
-} as const;
+export const KUBE_OPTIONS = { ...COMMON_OPTIONS, ...OUTPUT_OPTION } as const;
 
 export const REGISTRY_OPTIONS = {
   registry: { type: 'string' },
@@ -66,8 +56,7 @@ export function registryChoice(values: {
   };
 }
 
-export type Output = 'yaml' | 'json';
-
+/** `-o` among `allowed`, or a usage error. */
 export function outputOf(
   value: string | undefined,
   allowed: readonly Output[] = ['yaml', 'json'],
@@ -75,13 +64,6 @@ export function outputOf(
   if (value === undefined || (allowed as readonly string[]).includes(value))
     return value as Output | undefined;
   throw new UsageError(`-o must be one of ${allowed.join(', ')}, not ${JSON.stringify(value)}`);
-}
-
-/** `value` as YAML or JSON, as `kubectl get -o` prints it. */
-export function printed(value: unknown, output: Output): string {
-  return output === 'json'
-    ? `${JSON.stringify(value, null, 2)}\n`
-    : dump(value, { lineWidth: -1, noRefs: true });
 }
 
 /** A problem with the command line: printed with the usage, exit code 2. */

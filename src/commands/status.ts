@@ -5,6 +5,7 @@
  */
 
 import { parseArgs } from 'node:util';
+import { registryProvenance } from '../api/registry-provenance.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { visible } from '../tools/text.ts';
 import {
@@ -58,6 +59,7 @@ function statusText(server: StoredMCPServer): string {
   const discovery = status.discovery;
   const drift = status.drift;
   const provenance = status.provenance;
+  const imported = registryProvenance(server.metadata.annotations);
   const lines = [
     `${namespace}/${name}`,
     ...rows,
@@ -77,6 +79,11 @@ function statusText(server: StoredMCPServer): string {
       ? []
       : [
           `  code changed since ${provenance.codeChanged.since}: ${provenance.codeChanged.message}`,
+        ]),
+    ...(imported === undefined
+      ? []
+      : [
+          `  imported: ${imported.name} ${imported.version}${imported.package === undefined ? '' : ` (${imported.package})`} from ${imported.registry ?? 'a server.json file or URL'}`,
         ]),
   ];
   return `${lines.map((line) => visible(line)).join('\n')}\n`;

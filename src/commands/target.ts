@@ -130,7 +130,10 @@ export async function openServer(
 }
 
 /** The snapshot status.discovery points to, refused unless it is the one status describes. */
-async function currentSnapshot(client: KubeClient, server: StoredMCPServer): Promise<Snapshot> {
+export async function currentSnapshot(
+  client: KubeClient,
+  server: StoredMCPServer,
+): Promise<Snapshot> {
   const { namespace, name } = server.metadata;
   const discovery = server.status?.discovery;
   const who = `${KIND} ${namespace}/${name}`;

@@ -8,16 +8,12 @@
 
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { API_GROUP } from '../api/names.ts';
-import type { Baseline } from '../discovery/baseline.ts';
 import { driftFrom, driftInputs } from '../discovery/drift-basis.ts';
-import { CATALOG, CATALOG_KINDS, type CatalogKind, type CatalogDrift } from '../tools/catalog.ts';
+import type { Baseline, BaselineTool } from '../tools/baseline.ts';
+import { CATALOG, CATALOG_KINDS, type CatalogKind } from '../tools/catalog-items.ts';
+import type { CatalogDrift } from '../tools/catalog.ts';
 import { DIGEST_FIELDS } from '../tools/digest.ts';
-import {
-  type BaselineTool,
-  type Drift,
-  type ToolChange,
-  schemaChangeSeverity,
-} from '../tools/drift.ts';
+import { type Drift, type ToolChange, schemaChangeSeverity } from '../tools/drift.ts';
 import { diffSchemas } from '../tools/schema-diff.ts';
 import { type Snapshot, isToolName } from '../tools/snapshot.ts';
 import { compareLines, compareText, pretty } from './compare.ts';

@@ -6,7 +6,7 @@
  * The image digest comes from the pod status `imageID` (what the node resolved the tag to),
  * never from the tag: a tag that moves to another digest is exactly what this catches. The
  * package version comes from the npx cache or the uv environment the child ran from (the
- * supervisor reads it, the bridge's change feed reports it, docs/adr/0011): an unpinned
+ * supervisor reads it, the bridge's change feed reports it, docs/adr/0033): an unpinned
  * `npx -y pkg` or `uvx pkg` that resolved a newer release when its pod restarted is the other
  * case, seen even when the server reports
  * the same serverInfo (many report a fixed one). A serverInfo that changes is the last resort

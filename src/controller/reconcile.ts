@@ -161,10 +161,7 @@ export class Reconciler {
       name: server.metadata.name,
     });
     const baseline = await this.#o.discovery.baseline(server);
-    const resolved = {
-      ...resolveReferences(server, this.#o.caches.references),
-      ...(baseline.kind === 'tools' ? { approvedTools: baseline.tools } : {}),
-    };
+    const resolved = { ...resolveReferences(server, this.#o.caches.references), baseline };
     const { uid, name, namespace } = server.metadata;
     // Everything render reads besides the options, which are the process's own.
     const inputs = { uid, name, namespace, spec: server.spec, resolved };

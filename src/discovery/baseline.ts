@@ -1,8 +1,8 @@
 /**
- * The approved baseline of an MCPServer, resolved: `spec.tools.approved.tools` as written, or
- * the list kept in the ConfigMap that `spec.tools.approved.configMapRef` names, parsed with
- * `parseApprovedTools`. Drift compares against it, and under `driftPolicy: Enforce` the bridge's
- * policy is made from it.
+ * Reads the approved baseline's ConfigMap: the list of tools that
+ * `spec.tools.approved.configMapRef` names, whose text src/tools/baseline.ts turns into the
+ * resolved baseline with the rest of `spec.tools.approved`. Drift compares against it, and
+ * under `driftPolicy: Enforce` the bridge's policy is rendered from it.
  *
  * A ConfigMap baseline costs a GET only when the ConfigMap changed: the operator passes the
  * resourceVersion its metadata cache holds, and a parse is reused while that stays the same,
@@ -14,19 +14,8 @@ import type { MCPServer } from '../api/v1alpha1/mcpserver.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { CONFIG_MAP, objectPath } from '../kube/resources.ts';
 import { OperatorError } from '../errors.ts';
-import { parseApprovedTools } from '../tools/approve.ts';
-import type { BaselineTool } from '../tools/drift.ts';
-import { CATALOG, CATALOG_KINDS, type CatalogBaseline } from '../tools/catalog.ts';
+import { type Baseline, parseApprovedTools, resolveBaseline } from '../tools/baseline.ts';
 import { sentence } from '../tools/format.ts';
-
-export type Baseline =
-  /** No spec.tools.approved: nothing to compare with. */
-  | { kind: 'none' }
-  | { kind: 'tools'; tools: readonly BaselineTool[]; catalog?: CatalogBaseline }
-  /** A ConfigMap baseline that is missing or does not parse; `message` says which and why. */
-  | { kind: 'invalid'; message: string };
-
-export const NO_BASELINE: Baseline = { kind: 'none' };
 
 type Server = Pick<MCPServer, 'spec'> & { metadata: { namespace?: string } };
 
@@ -40,42 +29,6 @@ export function baselineConfigMap(server: Server): { name: string; key: string }
 export function baselineReferences(server: Server): string[] {
   const ref = baselineConfigMap(server);
   return ref === undefined ? [] : [`ConfigMap/${ref.name}`];
-}
-
-/** Inline tools as drift reads them; a ConfigMap baseline is `resolveFromConfigMap`'s. */
-function inlineBaseline(server: Server): Baseline | undefined {
-  const approved = server.spec.tools?.approved;
-  if (approved === undefined) return NO_BASELINE;
-  return approved.tools === undefined
-    ? undefined
-    : withCatalog(server, { kind: 'tools', tools: approved.tools });
-}
-
-/**
- * The approved prompts, resources and resource templates (always inline, beside the tools
- * wherever those are kept), keyed as src/tools/catalog.ts keys them; a kind not approved is
- * left out.
- */
-export function approvedCatalog(server: Pick<MCPServer, 'spec'>): CatalogBaseline {
-  const approved = server.spec.tools?.approved;
-  const catalog: { -readonly [K in keyof CatalogBaseline]: CatalogBaseline[K] } = {};
-  for (const kind of CATALOG_KINDS) {
-    const items = approved?.[kind] as Record<string, unknown>[] | undefined;
-    if (items === undefined) continue;
-    const key = CATALOG[kind].key;
-    catalog[kind] = items.map(({ [key]: id, digest, definition }) => ({
-      key: id as string,
-      digest: digest as string | undefined,
-      definition: definition as Record<string, unknown> | undefined,
-    }));
-  }
-  return catalog;
-}
-
-function withCatalog(server: Server, baseline: Baseline): Baseline {
-  if (baseline.kind !== 'tools' || server.spec.tools?.approved === undefined) return baseline;
-  const catalog = approvedCatalog(server);
-  return Object.keys(catalog).length === 0 ? baseline : { ...baseline, catalog };
 }
 
 interface ConfigMapBody {
@@ -118,11 +71,11 @@ async function readConfigMapBaseline(
 
 /** The baseline with a fresh read of any ConfigMap: for the `diff` command. */
 export async function readBaseline(client: KubeClient, server: Server): Promise<Baseline> {
-  const inline = inlineBaseline(server);
-  if (inline !== undefined) return inline;
-  const ref = baselineConfigMap(server)!;
+  const approved = server.spec.tools?.approved;
+  const ref = baselineConfigMap(server);
+  if (ref === undefined) return resolveBaseline(approved);
   const read = await readConfigMapBaseline(client, server.metadata.namespace ?? 'default', ref);
-  return withCatalog(server, read.baseline);
+  return resolveBaseline(approved, read.baseline);
 }
 
 interface Parsed {
@@ -150,21 +103,21 @@ export class BaselineResolver {
   }
 
   async resolve(key: string, server: Server & { metadata: { namespace: string } }) {
-    const inline = inlineBaseline(server);
-    if (inline !== undefined) {
+    const approved = server.spec.tools?.approved;
+    const ref = baselineConfigMap(server);
+    if (ref === undefined) {
       this.#parsed.delete(key);
-      return inline;
+      return resolveBaseline(approved);
     }
-    const ref = baselineConfigMap(server)!;
     const { namespace } = server.metadata;
     const version = this.#cachedVersion(namespace, ref.name);
     const known = this.#parsed.get(key);
     if (known?.name === ref.name && known.key === ref.key && known.resourceVersion === version) {
-      return withCatalog(server, known.baseline);
+      return resolveBaseline(approved, known.baseline);
     }
     const read = await readConfigMapBaseline(this.#client, namespace, ref);
     this.#parsed.set(key, { ...ref, ...read });
-    return withCatalog(server, read.baseline);
+    return resolveBaseline(approved, read.baseline);
   }
 
   forget(key: string): void {

@@ -15,7 +15,7 @@ import { MAX_TOOLS } from '../api/v1alpha1/tools.ts';
 import { OperatorError, operatorError } from '../errors.ts';
 import { WIRE, type JsonRpcErrorObject } from '../mcp/jsonrpc.ts';
 import { type Finding, type ListedTool, keyedTools } from '../tools/findings.ts';
-import { CATALOG, CATALOG_KINDS, type ListedItem, isKeyed } from '../tools/catalog.ts';
+import { CATALOG, CATALOG_KINDS, type ListedItem, isKeyed } from '../tools/catalog-items.ts';
 import type { Discovery } from '../tools/snapshot.ts';
 import { HEADER, META, UNFILTERED_LIST_META } from '../mcp/metadata.ts';
 import {
@@ -356,7 +356,7 @@ const NO_TOOLS = { tools: [], findings: [] };
 const LIST_RESULT = checker(ListResultSchema);
 
 /**
- * Every item of each list whose capability the server declares (src/tools/catalog.ts), all
+ * Every item of each list whose capability the server declares (src/tools/catalog-items.ts), all
  * pages, with the bounds of tools/list. An entry without its key (a prompt's name, a
  * resource's uri) cannot be recorded and is dropped; a server that declares resources but
  * does not implement resources/templates/list (method not found) has no templates.

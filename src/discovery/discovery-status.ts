@@ -2,7 +2,7 @@
  * The discovery part of MCPServer status — `status.discovery`, `status.drift` and the
  * `Discovered` and `Drifted` conditions — as a pure function of the latest discovery result
  * (in memory), the status as it is, the resolved baseline and the time. The reconcile pass
- * merges it into the status it writes once (one status writer, docs/adr/0003).
+ * merges it into the status it writes once (one status writer, docs/adr/0023).
  *
  * Two rules keep a run that finds nothing new from writing anything:
  * - the times in status.discovery move only with another change, or once they are older than
@@ -30,7 +30,7 @@ import type {
   MCPServerStatus,
 } from '../api/v1alpha1/mcpserver.ts';
 import { discoveryEnabled, intervalMs } from '../api/v1alpha1/spec.ts';
-import type { Baseline } from './baseline.ts';
+import type { Baseline } from '../tools/baseline.ts';
 import { type Drift, driftStatus, isDrifted } from '../tools/drift.ts';
 import type { ServerResult, Success } from './results.ts';
 import { type DriftInputs, driftBasis, driftFrom, driftInputs } from './drift-basis.ts';

@@ -6,10 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
-import type { Catalog, CatalogBaseline } from '../tools/catalog.ts';
-import { type BaselineTool, type Drift, computeDrift } from '../tools/drift.ts';
+import type { Baseline, BaselineTool, CatalogBaseline } from '../tools/baseline.ts';
+import type { Catalog } from '../tools/catalog-items.ts';
+import { type Drift, computeDrift } from '../tools/drift.ts';
 import type { SnapshotTool } from '../tools/snapshot.ts';
-import type { Baseline } from './baseline.ts';
 
 export interface DriftInputs {
   approved: readonly BaselineTool[] | undefined;

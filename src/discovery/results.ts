@@ -4,14 +4,14 @@
  * operator restart the store is empty until the first run, and status keeps what it had.
  *
  * Exact times go to Prometheus gauges rather than status, so that a run that finds nothing new
- * costs no API write (docs/adr/0003).
+ * costs no API write (docs/adr/0024).
  */
 
 import { isDeepStrictEqual } from 'node:util';
 import { Gauge, type Registry } from 'prom-client';
 import type { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
 import type { Drift } from '../tools/drift.ts';
-import type { Catalog } from '../tools/catalog.ts';
+import type { Catalog } from '../tools/catalog-items.ts';
 import type { CompactDiscovery, SnapshotTool } from '../tools/snapshot.ts';
 
 /** Where the full snapshot went: the ConfigMap, or why it did not fit. */

@@ -169,7 +169,7 @@ export class DiscoveryRunner {
     if (encoded === undefined) {
       throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, `has no key ${key}`);
     }
-    // Trimmed as the bridge trims the same token (src/bridge/auth.ts): a file written with echo ends in a newline.
+    // Trimmed as the bridge trims the same token (src/bridge/auth/bearer.ts): a file written with echo ends in a newline.
     const token = Buffer.from(encoded, 'base64').toString('utf8').trim();
     if (token === '')
       throw operatorError('MCPOP_DISCOVERY_AUTH_SECRET', secret, `has an empty ${key}`);

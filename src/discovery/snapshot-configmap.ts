@@ -7,7 +7,7 @@
 import { Type } from '@sinclair/typebox';
 import { operatorError } from '../errors.ts';
 import { ImplementationSchema, checker } from '../mcp/schemas.ts';
-import { CATALOG_KINDS } from '../tools/catalog.ts';
+import { CATALOG_KINDS } from '../tools/catalog-items.ts';
 import { type Snapshot, takeSnapshot } from '../tools/snapshot.ts';
 
 /** The key of the snapshot ConfigMap that holds the full snapshot. */

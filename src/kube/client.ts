@@ -5,7 +5,8 @@
  *
  * The real implementation sends requests over keep-alive agents (one pool for requests, one for
  * watches) with the TLS material and auth headers of a ClientConfig (config.ts). See
- * docs/adr/0005-controller-runtime.md for why not @kubernetes/client-node's API clients.
+ * docs/adr/0005-kubernetes-requests-of-our-own.md for why not @kubernetes/client-node's API
+ * clients.
  */
 import { setMaxListeners } from 'node:events';
 import http from 'node:http';

@@ -8,7 +8,7 @@
  * Static credentials (client certificates, tokens, token files, in-cluster) are read here.
  * Users with an exec plugin or auth-provider are handed to @kubernetes/client-node, imported
  * only then: loading it costs about 80 MB of resident memory, more than the operator's caches
- * for a thousand servers (see docs/adr/0005-controller-runtime.md).
+ * for a thousand servers (see docs/adr/0005-kubernetes-requests-of-our-own.md).
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

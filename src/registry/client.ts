@@ -18,6 +18,7 @@ import {
   checkEntry,
 } from './server-json.ts';
 import { checker } from '../mcp/schemas.ts';
+import { rangeReason } from './pins.ts';
 
 /** The official MCP Registry; its API is under API_PREFIX. */
 export const OFFICIAL_REGISTRY = 'https://registry.modelcontextprotocol.io';
@@ -73,6 +74,14 @@ export function parseReference(text: string): EntryReference {
       version === '..'
     )
       throw refuse('a version is one exact release, without spaces, slashes or ?#%');
+    const range = rangeReason(version);
+    if (range !== undefined)
+      throw operatorError(
+        'MCPOP_IMPORT_UNPINNED',
+        name,
+        version,
+        `${range}; name one version, or none for the registry's latest`,
+      );
   }
   return { name, version };
 }

@@ -7,9 +7,9 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { API_VERSION } from '../api/v1alpha1/mcpserver.ts';
-import { DRIFT_SEVERITIES } from '../api/v1alpha1/status.ts';
+import { DRIFT_SEVERITIES } from '../tool-record.ts';
 import type { RegistryProvenance } from '../api/registry-provenance.ts';
-import { CATALOG_KINDS, type CatalogKind } from '../tools/catalog.ts';
+import { CATALOG_KINDS, type CatalogKind } from '../tools/catalog-items.ts';
 import type { Drift } from '../tools/drift.ts';
 import { isToolName, type Snapshot } from '../tools/snapshot.ts';
 

@@ -70,7 +70,7 @@ export interface EntryOrigin {
 
 export interface ImportPlan {
   server: MCPServer;
-  /** The Secret the server reads and the keys it must hold, when it reads one. */
+  /** The Secret the server reads and the keys it must hold (its optional keys aside). */
   secret?: { name: string; keys: string[] } | undefined;
   /** What a reader should know: inputs left out, fixed values, a tag that may move. */
   notes: string[];
@@ -369,7 +369,11 @@ function environment(
           },
         },
       });
-      secretKeys.push(input.name);
+      if (input.isRequired === true) secretKeys.push(input.name);
+      else
+        ledger.notes.push(
+          `${label} (optional) comes from key ${input.name} of Secret ${secret} when it holds one`,
+        );
       continue;
     }
     const value = resolveInput(ledger, input, label, 'env', input.name);

@@ -13,8 +13,11 @@ import { isPep440Version } from '../resolved-package.ts';
 const SEMVER =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
 
-/** Why `version` is not one release, in words a reader acts on; undefined when it is one. */
-function rangeReason(version: string): string | undefined {
+/**
+ * Why `version` is a range or a tag rather than one release, in words a reader acts on;
+ * undefined when it looks like one release (each ecosystem's grammar is checked below).
+ */
+export function rangeReason(version: string): string | undefined {
   if (version.trim() === '') return 'it is empty';
   if (/\|\||\s/.test(version)) return 'it is a set of ranges';
   if (/^(==|~=|!=|[<>]=?|=)/.test(version) || /,/.test(version))

@@ -1,24 +1,19 @@
 /**
- * Approval: turning a snapshot into the baseline `spec.tools.approved`, and reading a baseline
- * back from where a user keeps it (a ConfigMap key in YAML or JSON). Pure functions; the
- * `approve` command fetches the snapshot and writes or prints what these return.
+ * Approval: turning a snapshot into the baseline `spec.tools.approved` (baseline.ts reads it
+ * back). Pure functions; the `approve` command fetches the snapshot and writes or prints what
+ * these return.
  *
- * Two forms (docs/adr/0003-digests-and-drift.md): definitions, reviewable in a pull request
+ * Two forms (docs/adr/0018-drift-follows-the-baseline-form.md): definitions, reviewable in a pull request
  * and the only form that lets drift classify severity; digests with abbreviated field
  * digests, compact, with which drift still names the fields that changed.
  */
 
-import { Type } from '@sinclair/typebox';
-import { dump, load } from 'js-yaml';
+import { dump } from 'js-yaml';
 import type { ApprovedProvenance, ApprovedTool } from '../api/v1alpha1/mcpserver.ts';
-import { DIGEST_PATTERN, FIELD_DIGEST_PATTERN, TOOL_NAME_PATTERN } from '../tool-record.ts';
-import { operatorError } from '../errors.ts';
-import { type DigestField, DIGEST_FIELDS, digestedPart } from './digest.ts';
-import type { BaselineTool } from './drift.ts';
-import { checker } from '../mcp/schemas.ts';
+import { DIGEST_FIELDS, digestedPart } from './digest.ts';
 import { type SnapshotTool, abbreviate, isToolName } from './snapshot.ts';
 import { visible } from './text.ts';
-import { type Catalog, approvedCatalog } from './catalog.ts';
+import { type Catalog, approvedCatalog } from './catalog-items.ts';
 
 export type ApproveForm = 'digests' | 'definitions';
 
@@ -115,61 +110,4 @@ export function approvedMergePatch(
     provenance: extras.provenance ?? null,
   };
   return { spec: { tools: { approved } } };
-}
-
-const DIGEST = Type.String({ pattern: DIGEST_PATTERN });
-const FIELD_DIGEST = Type.Optional(Type.String({ pattern: FIELD_DIGEST_PATTERN }));
-const BaselineSchema = Type.Array(
-  Type.Object({
-    name: Type.String({ pattern: TOOL_NAME_PATTERN }),
-    digest: Type.Optional(DIGEST),
-    fields: Type.Optional(
-      Type.Object(
-        Object.fromEntries(DIGEST_FIELDS.map((field) => [field, FIELD_DIGEST])) as Record<
-          DigestField,
-          typeof FIELD_DIGEST
-        >,
-        { additionalProperties: false },
-      ),
-    ),
-    definition: Type.Optional(
-      Type.Object({ inputSchema: Type.Object({}) }, { additionalProperties: true }),
-    ),
-  }),
-);
-const BASELINE = checker(BaselineSchema);
-
-/**
- * Read a baseline kept in a ConfigMap key: YAML or JSON in the shape of `approved.tools`.
- * The API server validates inline baselines; this one it never sees, so it is checked here
- * with the same rules (a name that follows MCP's rules, exactly one of digest and definition,
- * no name twice).
- */
-export function parseApprovedTools(text: string, source: string): BaselineTool[] {
-  let value: unknown;
-  try {
-    value = load(text);
-  } catch (error) {
-    throw operatorError('MCPOP_BASELINE_INVALID', source, (error as Error).message);
-  }
-  if (!BASELINE.check(value)) {
-    const { path, message } = BASELINE.firstError(value);
-    throw operatorError('MCPOP_BASELINE_INVALID', source, `${path || '/'}: ${message}`);
-  }
-  const names = new Set<string>();
-  for (const [i, tool] of value.entries()) {
-    if ((tool.digest === undefined) === (tool.definition === undefined)) {
-      const problem = 'set exactly one of digest and definition';
-      throw operatorError('MCPOP_BASELINE_INVALID', source, `/${i} (${tool.name}): ${problem}`);
-    }
-    if (tool.fields !== undefined && tool.digest === undefined) {
-      const problem = 'fields goes with digest';
-      throw operatorError('MCPOP_BASELINE_INVALID', source, `/${i} (${tool.name}): ${problem}`);
-    }
-    if (names.has(tool.name)) {
-      throw operatorError('MCPOP_BASELINE_INVALID', source, `tool ${tool.name} is listed twice`);
-    }
-    names.add(tool.name);
-  }
-  return value;
 }

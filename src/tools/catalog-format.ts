@@ -4,7 +4,8 @@
  * condition (src/discovery/status-messages.ts). Keys are shown as status shows them.
  */
 
-import { CATALOG, CATALOG_KINDS, type CatalogDrifts, shownKey } from './catalog.ts';
+import { CATALOG, CATALOG_KINDS } from './catalog-items.ts';
+import { type CatalogDrifts, shownKey } from './catalog.ts';
 
 /** `2 prompts changed`, `1 resource added`, … for the summary line. */
 export function catalogCounts(drifts: CatalogDrifts): string[] {

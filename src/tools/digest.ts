@@ -3,7 +3,7 @@
  * `sha256:<64 lowercase hex>`. ONE definition, shared by discovery (what a server advertises),
  * approval (what a human accepted) and the bridge's policy filter (what agents may call), so
  * the three can never disagree about whether a tool changed. See
- * docs/adr/0003-digests-and-drift.md for what the digests cover and why.
+ * docs/adr/0003-tool-digests.md for what the digests cover and why.
  */
 
 import { createHash } from 'node:crypto';

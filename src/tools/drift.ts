@@ -13,34 +13,14 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { DriftSeverity, DriftStatus } from '../api/v1alpha1/mcpserver.ts';
-import {
-  type DigestField,
-  DIGEST_FIELDS,
-  compareNames,
-  fieldDigests,
-  toolDigest,
-} from './digest.ts';
+import { approvedToolDigest, type BaselineTool, type CatalogBaseline } from './baseline.ts';
+import { type Catalog, CATALOG_KINDS } from './catalog-items.ts';
+import { type DigestField, DIGEST_FIELDS, compareNames, fieldDigests } from './digest.ts';
 import { type Effect, type SchemaChange, diffSchemas } from './schema-diff.ts';
 import { type SnapshotTool, isToolName } from './snapshot.ts';
 import { highest } from './severity.ts';
 import { shown } from './text.ts';
-import {
-  type Catalog,
-  type CatalogBaseline,
-  type CatalogDrifts,
-  CATALOG_KINDS,
-  catalogDrift,
-} from './catalog.ts';
-
-/** One entry of `spec.tools.approved`: a digest (optionally with field digests) or a definition. */
-export interface BaselineTool {
-  name: string;
-  digest?: string | undefined;
-  /** Field digests as `approve` writes them; full or abbreviated (a prefix is compared). */
-  fields?: Partial<Record<DigestField, string>> | undefined;
-  /** The definition without its name, as `approve --definitions` writes it. */
-  definition?: Record<string, unknown> | undefined;
-}
+import { type CatalogDrifts, catalogDrift } from './catalog.ts';
 
 /** A text the model reads that changed: shown in full by formatDrift, since it is how tools are poisoned. */
 export interface TextChange {
@@ -158,12 +138,10 @@ function sorted(names: string[]): string[] {
 }
 
 function compareTool(entry: BaselineTool, current: SnapshotTool): ToolChange | undefined {
+  if (approvedToolDigest(entry) === current.digest) return undefined;
   if (entry.definition !== undefined) {
-    const approved = { ...entry.definition, name: entry.name };
-    if (toolDigest(approved) === current.digest) return undefined;
-    return fromDefinitions(entry.name, approved, current);
+    return fromDefinitions(entry.name, { ...entry.definition, name: entry.name }, current);
   }
-  if (entry.digest === current.digest) return undefined;
   if (entry.fields === undefined) {
     const details = [
       'the baseline has only a digest: approve with definitions to see what changed',

@@ -1,7 +1,7 @@
 /**
  * The enforcement policy of a stdio server under `driftPolicy: Enforce`, as a file: the tools
  * approved by digest, the allowlist, the OAuth scopes each tool needs, and the approved
- * prompts, resources and resource templates by digest (src/tools/catalog.ts digests). Render
+ * prompts, resources and resource templates by digest (src/tools/catalog-items.ts digests). Render
  * writes it (src/controller/render/policy.ts), the bridge reads it and screens tools/list and
  * tools/call, prompts/list and prompts/get, resources/list, resources/templates/list and
  * resources/read by it (src/bridge/policy.ts, src/bridge/catalog-policy.ts).
@@ -11,7 +11,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DIGEST_PATTERN } from '../tool-record.ts';
 import { operatorError } from '../errors.ts';
-import { CATALOG, CATALOG_KINDS, type CatalogKind } from './catalog.ts';
+import { CATALOG, CATALOG_KINDS, type CatalogKind } from './catalog-items.ts';
 
 /** The approved items of one catalog kind: key (as the kind names it) and digest. */
 function approvedItems(kind: CatalogKind) {

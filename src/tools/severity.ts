@@ -3,7 +3,8 @@
  * breaking. One order for tools, prompts and resources, and for a server's drift as a whole.
  */
 
-import { type DriftSeverity, DRIFT_SEVERITIES } from '../api/v1alpha1/mcpserver.ts';
+import type { DriftSeverity } from '../api/v1alpha1/mcpserver.ts';
+import { DRIFT_SEVERITIES } from '../tool-record.ts';
 
 /** Higher is more severe; DRIFT_SEVERITIES lists them most severe first. */
 const RANK = Object.fromEntries(

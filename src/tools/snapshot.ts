@@ -28,7 +28,7 @@ import {
   type ListedItem,
   catalogDigest,
   catalogItems,
-} from './catalog.ts';
+} from './catalog-items.ts';
 import { NAME_MAX, shown } from './text.ts';
 
 /** What a server told discovery about itself. */
@@ -126,7 +126,7 @@ const STATUS_DIGEST_HEX = 12;
 /**
  * The parts of `status.discovery` a snapshot determines (times, lastError and the ConfigMap
  * name are the caller's). Per tool only its name and abbreviated digest, so that status stays
- * a few KiB for 100 tools (docs/adr/0003); the snapshot digest stays full. Full tool digests
+ * a few KiB for 100 tools (docs/adr/0017); the snapshot digest stays full. Full tool digests
  * and field digests are in the snapshot ConfigMap, which `approve` and `diff` read. What the
  * server chose is shown, never stored as is: names that break the rules are left to
  * status.drift.invalidNames, other text is made visible and bounded (text.ts).

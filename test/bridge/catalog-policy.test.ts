@@ -10,10 +10,10 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decideItem } from '../../src/bridge/catalog-policy.ts';
+import { decideItem } from '../../src/bridge/policy/catalog-gate.ts';
 import { discover } from '../../src/discovery/client.ts';
 import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/mcp/metadata.ts';
-import { itemDigest } from '../../src/tools/catalog.ts';
+import { itemDigest } from '../../src/tools/catalog-items.ts';
 import type { Digest } from '../../src/tools/digest.ts';
 import { parsePolicy, type BridgePolicy } from '../../src/tools/policy.ts';
 import {

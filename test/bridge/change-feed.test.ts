@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChangeFeed } from '../../src/bridge/change-feed.ts';
+import { ChangeFeed } from '../../src/bridge/front/change-feed.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { ChangeWatch } from '../../src/discovery/change-watch.ts';
 import { CHANGES_PATH, formatSeen, parseSeen } from '../../src/mcp/change-feed.ts';

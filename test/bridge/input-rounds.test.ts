@@ -11,7 +11,7 @@ import {
   ListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_INPUT_ROUNDS } from '../../src/bridge/input-rounds.ts';
+import { MAX_INPUT_ROUNDS } from '../../src/bridge/proxy/era-2026-server.ts';
 import { goHttp, type RunningServer } from './conformance.ts';
 import { startHostileServer } from './fixtures/hostile-http-server.ts';
 import { everythingServer } from './go-server.ts';

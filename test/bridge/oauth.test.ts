@@ -11,7 +11,7 @@ import { createHmac, createPublicKey } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OAuthOptions } from '../../src/bridge/oauth-setup.ts';
+import type { OAuthOptions } from '../../src/bridge/auth/oauth-setup.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { AuthorizationServer, type TestClient } from '../oauth/authorization-server.ts';
 import { freePort } from '../support/ports.ts';

@@ -11,8 +11,8 @@ import { copyFile, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/
 import { dirname, join } from 'node:path';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChangeFeed } from '../../src/bridge/change-feed.ts';
-import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
+import { ChangeFeed } from '../../src/bridge/front/change-feed.ts';
+import { SupervisedLauncher } from '../../src/bridge/child/supervised.ts';
 import { ChangeWatch } from '../../src/discovery/change-watch.ts';
 import {
   CHANGES_PATH,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/mcp/metadata.ts';
-import { decide } from '../../src/bridge/policy.ts';
+import { decide } from '../../src/bridge/policy/gate.ts';
 import { parsePolicy, type BridgePolicy } from '../../src/tools/policy.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { discover } from '../../src/discovery/client.ts';

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { replicaTag } from '../../src/bridge/replicas.ts';
+import { replicaTag } from '../../src/bridge/front/replicas.ts';
 import { CLI } from '../support/cli.ts';
 import { freePort } from '../support/ports.ts';
 import { waitFor } from '../support/wait.ts';

@@ -1,7 +1,7 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/bridge/metrics.ts';
-import type { Outcome } from '../../src/bridge/upstream.ts';
+import type { Outcome } from '../../src/bridge/identity.ts';
 
 const REQUESTS = 'mcp_bridge_requests_total';
 const DURATION = 'mcp_bridge_request_duration_seconds';

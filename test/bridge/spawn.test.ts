@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ByteBudget } from '../../src/bridge/budget.ts';
-import { SpawnLauncher } from '../../src/bridge/spawn.ts';
+import { SpawnLauncher } from '../../src/bridge/child/spawn.ts';
 import type { JsonRpcMessage } from '../../src/mcp/jsonrpc.ts';
 import { waitFor } from '../support/wait.ts';
 import { NODE } from './harness.ts';

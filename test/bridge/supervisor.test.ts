@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ByteBudget } from '../../src/bridge/budget.ts';
 import { CONTROL_FIFO, SUPERVISOR_GRACE_ENV } from '../../src/bridge/pod-contract.ts';
 import type { JsonRpcMessage } from '../../src/mcp/jsonrpc.ts';
-import { SupervisedLauncher } from '../../src/bridge/supervised.ts';
+import { SupervisedLauncher } from '../../src/bridge/child/supervised.ts';
 import type { Transport } from '../../src/bridge/transport.ts';
 import { NODE, SERVERS, tempDir } from './harness.ts';
 import { waitFor, within } from '../support/wait.ts';
@@ -350,7 +350,7 @@ describe('supervisor.sh', () => {
 
     // The bridge side as uid 1002: open control, start a child, talk to it over its FIFOs.
     const script = `
-      import { SupervisedLauncher } from ${JSON.stringify(new URL('../../src/bridge/supervised.ts', import.meta.url).pathname)};
+      import { SupervisedLauncher } from ${JSON.stringify(new URL('../../src/bridge/child/supervised.ts', import.meta.url).pathname)};
       import { ByteBudget } from ${JSON.stringify(new URL('../../src/bridge/budget.ts', import.meta.url).pathname)};
       const launcher = new SupervisedLauncher({ dir: ${JSON.stringify(supervisor.dir)}, maxLineBytes: 65536, graceMs: 2000 });
       const t = await launcher.launch();

@@ -1,6 +1,7 @@
 /**
  * Builds the test cluster's binaries (etcd, kube-apiserver, kube-controller-manager,
- * kube-scheduler, kwok and helm; kubelet, kube-proxy, kubectl and CoreDNS for the real node) from
+ * kube-scheduler, kwok and helm; kubelet, kube-proxy, kubectl and CoreDNS for the real node;
+ * Prometheus and the MCP Registry for the tests that need them) from
  * the wrapper Go modules in `test/cluster/go/`, and caches them
  * outside the clone so that only the first run on a machine pays for the build.
  *
@@ -32,7 +33,8 @@ export type BinaryName =
   | 'kubectl'
   | 'coredns'
   | 'prometheus'
-  | 'promtool';
+  | 'promtool'
+  | 'mcp-registry';
 
 export type Binaries = Record<BinaryName, string>;
 
@@ -164,6 +166,16 @@ const RECIPES = {
     ldflags: prometheusLdflags,
     tags: ['netgo', 'remove_all_sd', 'enable_kubernetes_sd'],
   },
+  // The official MCP Registry server, for `mcp-operator import` against a real registry. Only
+  // its server binary (not the publisher CLI); the version it reports is stamped as its
+  // Makefile does.
+  'mcp-registry': {
+    module: 'github.com/modelcontextprotocol/registry',
+    binaries: { 'mcp-registry': 'github.com/modelcontextprotocol/registry/cmd/registry' },
+    ldflags: (goMod) => [
+      `-X main.Version=${moduleVersion(goMod, 'github.com/modelcontextprotocol/registry')}`,
+    ],
+  },
 } satisfies Record<string, Recipe>;
 
 /** A wrapper module in test/cluster/go/. */
@@ -254,6 +266,7 @@ const ALL: readonly BinaryName[] = [
   'coredns',
   'prometheus',
   'promtool',
+  'mcp-registry',
 ];
 
 /**

@@ -3,7 +3,7 @@ import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import { compareText } from '../../src/console/compare.ts';
 import { driftSeverity, fleetRow } from '../../src/console/fleet-row.ts';
 import { serverReview } from '../../src/console/review.ts';
-import type { Baseline } from '../../src/discovery/baseline.ts';
+import type { Baseline } from '../../src/tools/baseline.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
 import { takeSnapshot } from '../../src/tools/snapshot.ts';
 

@@ -15,6 +15,7 @@ import { installCrd } from '../api/install-crd.ts';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bridgePolicy } from '../../src/controller/render/policy.ts';
+import { resolveBaseline } from '../../src/tools/baseline.ts';
 import type { BridgePolicy } from '../../src/tools/policy.ts';
 import type { StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import { callError, connect, startTestBridge, tempDir } from '../bridge/harness.ts';
@@ -145,7 +146,8 @@ describe('server-everything, approved at 2026.8.31 with its prompts and resource
 
     // Enforce, as render writes the policy from this approval: the approved release is served
     // whole, the rolled-back one shows nothing of what drifted and refuses to read it.
-    const policy = bridgePolicy((await k.get('everything')) as StoredMCPServer);
+    const stored = (await k.get('everything')) as StoredMCPServer;
+    const policy = bridgePolicy(stored, resolveBaseline(stored.spec.tools?.approved));
     const approvedRelease = await enforcedClient('server-everything@2026.8.31', policy);
     expect((await approvedRelease.listPrompts()).prompts).toHaveLength(4);
     expect((await approvedRelease.listResources()).resources).toHaveLength(7);

@@ -5,7 +5,7 @@ import {
   type MCPServerStatus,
   MCPServerStatus as StatusSchema,
 } from '../../src/api/v1alpha1/mcpserver.ts';
-import type { Baseline } from '../../src/discovery/baseline.ts';
+import type { Baseline } from '../../src/tools/baseline.ts';
 import { discoveryEvents } from '../../src/discovery/discovery-events.ts';
 import type { ServerResult } from '../../src/discovery/results.ts';
 import type { Tool } from '../../src/mcp/schemas.ts';

@@ -13,8 +13,11 @@
  *    the release changed; Prometheus, scraping the operator's pod as the chart's ServiceMonitor
  *    does and evaluating the chart's rules, fires MCPServerToolsDrifted; under Enforce the client
  *    sees none of the drifted tools; approve again, and the alert resolves.
- * 5. the server container dies repeatedly → Ready False (CrashLoopBackOff) → recovers.
- * 6. helm upgrade rolls the operator without losing status; helm uninstall keeps the MCPServers.
+ * 5. `mcp-operator import` from the real MCP registry (its Go module, on PostgreSQL): the
+ *    filesystem server pinned at 2026.1.14 runs and is approved; `outdated` names 2026.8.31
+ *    once it is published; importing it moves the pin, and drift names what it changed.
+ * 6. the server container dies repeatedly → Ready False (CrashLoopBackOff) → recovers.
+ * 7. helm upgrade rolls the operator without losing status; helm uninstall keeps the MCPServers.
  *
  * Where this differs from the README's quick start: the base images are local stand-ins (no
  * registry is reachable here), the pods carry a toleration and node selector for the real node
@@ -39,6 +42,9 @@ import { CHART_DIR, Helm } from '../charts/helm.ts';
 import { EXAMPLES_DIR, kubectl } from '../examples/examples.ts';
 import { Prometheus, type Alert } from '../monitoring/prometheus.ts';
 import { renderMonitoring } from '../monitoring/promtool.ts';
+import { FILESYSTEM_VERSIONS } from '../images/images.ts';
+import { NAMESPACE as REGISTRY_NAMESPACE, filesystemEntry } from '../registry/entries.ts';
+import { RegistryServer } from '../registry/registry-server.ts';
 
 const execFileAsync = promisify(execFile);
 const CLI = join(import.meta.dirname, '..', '..', 'src', 'cli.ts');
@@ -168,6 +174,21 @@ function driftAlert(alerts: Alert[], name: string): Alert | undefined {
       a.labels.namespace === appsNs &&
       a.labels.mcpserver === name,
   );
+}
+
+/** `mcp-operator <args>`: its stdout, or an error unless it exits with `code`. */
+async function mcp(args: readonly string[], code = 0): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync(process.execPath, [CLI, ...args], {
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+    });
+    if (code === 0) return stdout;
+    throw new Error(`mcp-operator ${args.join(' ')} exited 0, not ${code}`);
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    if (failed.code === code && failed.stdout !== undefined) return failed.stdout;
+    throw error;
+  }
 }
 
 async function approve(name: string): Promise<void> {
@@ -327,6 +348,80 @@ describe('the user story on a real node', () => {
         async () => driftAlert(await scrape.alerts(), name) === undefined,
         { timeoutMs: 90_000 },
       );
+    },
+    4 * POD_TIMEOUT_MS,
+  );
+
+  it(
+    'import from the MCP registry: pinned and approved; outdated names the next release; importing it moves the pin and drift shows what it changed',
+    async () => {
+      const registry = await RegistryServer.start();
+      const server = `${REGISTRY_NAMESPACE}/server-filesystem`;
+      const [before, after] = FILESYSTEM_VERSIONS;
+      // The image holds the npm package at that version, which npx runs offline (test/images).
+      const importAt = (version: (typeof FILESYSTEM_VERSIONS)[number]) =>
+        mcp([
+          'import',
+          `${server}@${version}`,
+          '--registry',
+          registry.url,
+          '-n',
+          appsNs,
+          '--name',
+          'imported',
+          '--image',
+          images.servers.filesystem[version],
+          '--arg',
+          'allowed_directory=/tmp',
+          '--apply',
+        ]);
+      try {
+        await registry.publish(filesystemEntry(before));
+        expect(await importAt(before)).toContain(`${server} ${before}`);
+        await patchSpec('imported', { pod: ON_REAL_NODE });
+        await waitForCondition('imported', 'Discovered', 'True');
+        await approve('imported');
+        const approved = await waitForCondition('imported', 'Drifted', 'False', 'ToolsMatch');
+        expect(approved.status?.discovery?.toolCount).toBe(14);
+        expect(await mcp(['status', 'imported', '-n', appsNs])).toContain(
+          `imported: ${server} ${before}`,
+        );
+
+        await registry.publish(filesystemEntry(after));
+        const outdated = await mcp(['outdated', '-n', appsNs], 1);
+        expect(outdated).toMatch(new RegExp(`imported\\s+${server}\\s+${before}\\s+${after}`));
+
+        expect(await importAt(after)).toContain(`(was ${before}`);
+        const drifted = await waitForCondition(
+          'imported',
+          'Drifted',
+          'True',
+          'ToolsChanged',
+          2 * POD_TIMEOUT_MS,
+        );
+        expect(drifted.spec.command).toEqual([
+          'npx',
+          '-y',
+          `@modelcontextprotocol/server-filesystem@${after}`,
+        ]);
+        expect(drifted.spec.pod?.nodeSelector).toEqual(ON_REAL_NODE.nodeSelector);
+        const drift = drifted.status!.drift!;
+        expect(drift.added ?? []).toEqual([]);
+        expect(drift.removed ?? []).toEqual([]);
+        expect(drift.changed).toHaveLength(14);
+        const readMedia = drift.changed!.find((changed) => changed.name === 'read_media_file');
+        expect([...readMedia!.fields].sort()).toEqual([
+          'annotations',
+          'description',
+          'outputSchema',
+        ]);
+        expect(await mcp(['outdated', '-n', appsNs])).toMatch(
+          new RegExp(`imported\\s+${server}\\s+${after}\\s+${after}`),
+        );
+      } finally {
+        await sh(['-n', appsNs, 'delete', 'mcps', 'imported', '--ignore-not-found']);
+        await registry.stop();
+      }
     },
     4 * POD_TIMEOUT_MS,
   );

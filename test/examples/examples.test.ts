@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { structural, type JsonSchema } from '../../src/api/crd.ts';
 import { MCPServerSchema, type MCPServer } from '../../src/api/v1alpha1/mcpserver.ts';
 import { bridgePolicy } from '../../src/controller/render/policy.ts';
+import { resolveBaseline } from '../../src/tools/baseline.ts';
 import { objectNames, type StoredMCPServer } from '../../src/api/v1alpha1/stored.ts';
 import { toolDigest } from '../../src/tools/digest.ts';
 import { takeSnapshot } from '../../src/tools/snapshot.ts';
@@ -118,7 +119,8 @@ describe('the enforced example', () => {
     }
     const listed = new Map((await listedTools()).map((tool) => [tool.name, toolDigest(tool)]));
     // The digests the bridge will enforce: definitions are digested as the bridge does.
-    const { approved } = bridgePolicy(server as StoredMCPServer);
+    const stored = server as StoredMCPServer;
+    const { approved } = bridgePolicy(stored, resolveBaseline(stored.spec.tools?.approved));
     expect(approved.length).toBeGreaterThan(0);
     for (const { name, digest } of approved)
       expect([name, digest]).toEqual([name, listed.get(name)]);
@@ -157,7 +159,10 @@ describe("the README's approval by hand", () => {
     };
     validate(approved);
     expect(validate.errors ?? []).toEqual([]);
-    const policy = bridgePolicy(approved as StoredMCPServer);
+    const policy = bridgePolicy(
+      approved as StoredMCPServer,
+      resolveBaseline((approved as StoredMCPServer).spec.tools?.approved),
+    );
     expect(policy.approved.map((t) => [t.name, t.digest]).sort()).toEqual(
       tools.map((t) => [t.name, toolDigest(t)]).sort(),
     );

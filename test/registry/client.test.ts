@@ -176,6 +176,10 @@ describe('parseReference', () => {
     ['io.x/server@1.0?x=1', 'without spaces, slashes'],
     ['io.x/server@', 'empty'],
     ['io.x/server@1.0\u001b[2J', 'without spaces, slashes'],
+    ['io.x/server@^1.2.3', 'caret range'],
+    ['io.x/server@>=1.2', 'comparison'],
+    ['io.x/server@1.x', 'wildcard'],
+    ['io.x/server@latest', 'a tag'],
   ])('refuses %s', (text, problem) => {
     expect(() => parseReference(text)).toThrow(problem);
   });

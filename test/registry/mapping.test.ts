@@ -116,7 +116,10 @@ describe('planImport', () => {
       { name: 'LOG_LEVEL', value: 'info' },
       { name: 'REGION', value: 'eu' },
     ]);
-    expect(result.secret).toEqual({ name: 'keys', keys: ['API_KEY', 'OPTIONAL_TOKEN'] });
+    expect(result.secret).toEqual({ name: 'keys', keys: ['API_KEY'] });
+    expect(result.notes).toContain(
+      'environment variable OPTIONAL_TOKEN (optional) comes from key OPTIONAL_TOKEN of Secret keys when it holds one',
+    );
   });
 
   it('refuses a secret given on the command line, and inputs the entry does not declare', () => {

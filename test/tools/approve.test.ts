@@ -1,11 +1,7 @@
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import {
-  approvedMergePatch,
-  approvedTools,
-  approvedYaml,
-  parseApprovedTools,
-} from '../../src/tools/approve.ts';
+import { approvedMergePatch, approvedTools, approvedYaml } from '../../src/tools/approve.ts';
+import { parseApprovedTools } from '../../src/tools/baseline.ts';
 import { computeDrift, isDrifted } from '../../src/tools/drift.ts';
 import type { Tool } from '../../src/mcp/schemas.ts';
 import { OperatorError } from '../../src/errors.ts';

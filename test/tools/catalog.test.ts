@@ -4,16 +4,15 @@
  */
 
 import { describe, expect, it } from 'vitest';
+import type { CatalogBaseline } from '../../src/tools/baseline.ts';
 import {
   type Catalog,
-  type CatalogBaseline,
   type CatalogKind,
   type ListedItem,
   approvedCatalog,
-  catalogDrift,
-  catalogDriftStatus,
   catalogItems,
-} from '../../src/tools/catalog.ts';
+} from '../../src/tools/catalog-items.ts';
+import { catalogDrift, catalogDriftStatus } from '../../src/tools/catalog.ts';
 import { catalogRows, catalogSentences } from '../../src/tools/catalog-format.ts';
 import { recorded, recording } from '../discovery/corpus/replay.ts';
 

@@ -1,7 +1,7 @@
 import { dump } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
+import type { BaselineTool } from '../../src/tools/baseline.ts';
 import {
-  type BaselineTool,
   computeDrift,
   driftStatus,
   isDrifted,

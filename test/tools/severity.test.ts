@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DRIFT_SEVERITIES } from '../../src/api/v1alpha1/mcpserver.ts';
+import { DRIFT_SEVERITIES } from '../../src/tool-record.ts';
 import { atLeast, highest } from '../../src/tools/severity.ts';
 
 describe('the order of drift severities', () => {

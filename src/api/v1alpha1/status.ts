@@ -18,6 +18,7 @@ import {
   CATALOG_DRIFT_MAX,
   CATALOG_KEY_MAX,
   DIGEST_PATTERN,
+  DRIFT_SEVERITIES,
   FIELD_DIGEST_PATTERN,
   FINDING_PROBLEM_MAX,
   FINDINGS_MAX,
@@ -26,15 +27,6 @@ import {
   TOOL_NAME_MAX,
   TOOL_NAME_PATTERN,
 } from '../../tool-record.ts';
-
-/**
- * How much a change to an approved entry matters, most severe first (docs/judging.md has an
- * example of each): breaking (callers built for the approved schema may fail), widening (the
- * entry may now do or accept more: a hint lost or gained, a constraint dropped, a new
- * free-text argument), compatible (old calls stay valid and nothing widened), description-only
- * (only the text the model reads).
- */
-export const DRIFT_SEVERITIES = ['breaking', 'widening', 'compatible', 'description-only'] as const;
 
 const Time = (description: string) => Type.String({ description, format: 'date-time' });
 
@@ -136,7 +128,7 @@ const Finding = Type.Object(
 
 /**
  * Times that discovery refreshes without another change only this often, so that a round that
- * finds nothing new writes nothing (docs/adr/0003). Prometheus has the exact times.
+ * finds nothing new writes nothing (docs/adr/0024). Prometheus has the exact times.
  */
 const HEARTBEAT = (metric: string) =>
   `Refreshed when anything else in status.discovery changes, otherwise only once it is older than max(1h, 10 × spec.discovery.interval): a run that finds nothing new writes nothing. The metric ${metric} has the exact time.`;

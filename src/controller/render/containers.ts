@@ -164,7 +164,7 @@ export function streamableHttpParts(server: StoredMCPServer, options: RenderOpti
 
 /**
  * streamable-http behind the bridge (proxy mode): the bridge is the server's client on
- * localhost, one MCP session there per client session (src/bridge/http-upstream.ts).
+ * localhost, one MCP session there per client session (src/bridge/proxy/http-upstream.ts).
  */
 export function proxiedHttpParts(server: StoredMCPServer, options: RenderOptions): PodParts {
   const upstream = `http://127.0.0.1:${effectivePort(server)}${effectivePath(server)}`;

@@ -2,7 +2,7 @@
  * What `spec.oauth` adds to a server's bridge, stdio or proxy mode alike: the --oauth-* flags,
  * and the introspection credentials as files only the bridge reads (re-read when the Secret
  * changes, so not part of the pod checksum). The per-tool scopes travel in the policy file
- * (policy.ts).
+ * (src/bridge/policy/gate.ts).
  */
 
 import type { V1Volume, V1VolumeMount } from '@kubernetes/client-node';

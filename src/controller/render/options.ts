@@ -4,7 +4,7 @@
  */
 
 import type { V1ResourceRequirements } from '@kubernetes/client-node';
-import type { BaselineTool } from '../../tools/drift.ts';
+import type { Baseline } from '../../tools/baseline.ts';
 
 export interface RenderOptions {
   /** The operator's own image: init container (busybox + supervisor) and bridge sidecar. */
@@ -28,8 +28,11 @@ export interface Resolved {
    * not contribute.
    */
   referenceVersions?: Readonly<Record<string, string>>;
-  /** The tools of spec.tools.approved.configMapRef, parsed; unused for inline tools. */
-  approvedTools?: readonly BaselineTool[];
+  /**
+   * The approved baseline, resolved from spec.tools.approved and the ConfigMap it may name:
+   * what the bridge's policy is made from under driftPolicy Enforce. Absent: nothing approved.
+   */
+  baseline?: Baseline;
 }
 
 /** Defaults: a small MCP server process; the limit stops a leaking child from starving the node. */

@@ -8,16 +8,14 @@
 
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { BridgePolicy } from '../../tools/policy.ts';
-import { toolDigest, type Digest } from '../../tools/digest.ts';
-import type { BaselineTool } from '../../tools/drift.ts';
 import { compareNames } from '../../tools/digest.ts';
 import {
-  CATALOG,
-  CATALOG_KINDS,
-  type CatalogKind,
-  approvedDigest as approvedItemDigest,
-} from '../../tools/catalog.ts';
-import { approvedCatalog } from '../../discovery/baseline.ts';
+  approvedItemDigest,
+  approvedToolDigest,
+  type Baseline,
+  NO_BASELINE,
+} from '../../tools/baseline.ts';
+import { CATALOG, CATALOG_KINDS, type CatalogKind } from '../../tools/catalog-items.ts';
 import { objectMeta } from './metadata.ts';
 import { objectNames, type StoredMCPServer } from '../../api/v1alpha1/stored.ts';
 
@@ -31,24 +29,18 @@ export const POLICY_FILE = `${POLICY_MOUNT_PATH}/${POLICY_KEY}`;
  */
 export type RenderedPolicy = BridgePolicy & Required<Pick<BridgePolicy, 'approved'>>;
 
-/** An approved entry carries its digest, or the definition the digest is computed from. */
-function approvedDigest(tool: BaselineTool): Digest {
-  return (tool.digest as Digest | undefined) ?? toolDigest({ ...tool.definition, name: tool.name });
-}
-
 /**
- * The policy from the inline approved tools, or from the ones the caller read from the
- * referenced ConfigMap. Nothing resolved means nothing approved: the bridge refuses every tool
- * rather than let an unreviewed one through.
+ * The policy from the resolved baseline. Nothing resolved means nothing approved: the bridge
+ * refuses every tool rather than let an unreviewed one through.
  */
 export function bridgePolicy(
   server: StoredMCPServer,
-  approvedTools: readonly BaselineTool[] = [],
+  baseline: Baseline = NO_BASELINE,
 ): RenderedPolicy {
   const tools = server.spec.tools;
-  const approved = (tools?.approved?.tools ?? approvedTools).map((tool) => ({
+  const approved = (baseline.kind === 'tools' ? baseline.tools : []).map((tool) => ({
     name: tool.name,
-    digest: approvedDigest(tool),
+    digest: approvedToolDigest(tool),
   }));
   approved.sort((a, b) => compareNames(a.name, b.name));
   const allow = tools?.allow;
@@ -57,13 +49,13 @@ export function bridgePolicy(
     approved,
     ...(allow === undefined || allow.length === 0 ? {} : { allow }),
     ...(toolScopes === undefined ? {} : { toolScopes }),
-    ...catalogPolicy(server),
+    ...catalogPolicy(baseline),
   };
 }
 
 /** The approved items of each kind spec.tools.approved lists, by digest; other kinds unscreened. */
-function catalogPolicy(server: StoredMCPServer): Pick<BridgePolicy, CatalogKind> {
-  const catalog = approvedCatalog(server);
+function catalogPolicy(baseline: Baseline): Pick<BridgePolicy, CatalogKind> {
+  const catalog = baseline.kind === 'none' ? {} : (baseline.catalog ?? {});
   const policy: Pick<BridgePolicy, CatalogKind> = {};
   for (const kind of CATALOG_KINDS) {
     const items = catalog[kind];
@@ -76,14 +68,11 @@ function catalogPolicy(server: StoredMCPServer): Pick<BridgePolicy, CatalogKind>
   return policy;
 }
 
-export function policyConfigMap(
-  server: StoredMCPServer,
-  approvedTools?: readonly BaselineTool[],
-): V1ConfigMap {
+export function policyConfigMap(server: StoredMCPServer, baseline?: Baseline): V1ConfigMap {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: objectMeta(server, objectNames(server).policyConfigMap),
-    data: { [POLICY_KEY]: `${JSON.stringify(bridgePolicy(server, approvedTools), null, 2)}\n` },
+    data: { [POLICY_KEY]: `${JSON.stringify(bridgePolicy(server, baseline), null, 2)}\n` },
   };
 }

@@ -88,7 +88,7 @@ function service(
  * The bridges of a server find each other through this headless Service: its name
  * resolves to every pod, ready or not (a pod that is not ready may still hold sessions, and
  * a shutting-down one finishes its requests), and the bridge forwards a request for another
- * replica's session there (src/bridge/replicas.ts, docs/adr/0007).
+ * replica's session there (src/bridge/front/replicas.ts, docs/adr/0007).
  */
 function peerService(server: StoredMCPServer): V1Service {
   return service(server, objectNames(server).peerService, {
@@ -115,7 +115,7 @@ export function render(
   if (server.spec.image === undefined) return [];
   return [
     ...(server.spec.pod?.serviceAccountName === undefined ? [serviceAccount(server)] : []),
-    ...(isEnforced(server) ? [policyConfigMap(server, resolved.approvedTools)] : []),
+    ...(isEnforced(server) ? [policyConfigMap(server, resolved.baseline)] : []),
     service(server, objectNames(server).service, { type: 'ClusterIP' }),
     ...(hasBridge(server) ? [peerService(server)] : []),
     deployment(server, options, resolved),

@@ -1,9 +1,12 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { toolDigest } from '../../../src/tools/digest.ts';
-import { itemDigest } from '../../../src/tools/catalog.ts';
+import { itemDigest } from '../../../src/tools/catalog-items.ts';
 import { POLICY_KEY } from '../../../src/controller/render/policy.ts';
 import { render } from '../../../src/controller/render/render.ts';
+import type { Resolved } from '../../../src/controller/render/options.ts';
+import { resolveBaseline } from '../../../src/tools/baseline.ts';
+import type { StoredMCPServer } from '../../../src/api/v1alpha1/stored.ts';
 import type { MCPServerSpec } from '../../../src/api/v1alpha1/mcpserver.ts';
 import { OPTIONS, containerOf, flag, kinds, podSpecOf, stdio } from './fixtures.ts';
 
@@ -19,6 +22,14 @@ const echo = {
 
 const enforce = (tools: Partial<NonNullable<MCPServerSpec['tools']>>) =>
   stdio({ tools: { driftPolicy: 'Enforce', ...tools } });
+
+/** What render makes of `server` with its baseline resolved as the controller resolves it. */
+function rendered(server: StoredMCPServer, resolved: Resolved = {}): ReturnType<typeof render> {
+  return render(server, OPTIONS, {
+    baseline: resolveBaseline(server.spec.tools?.approved),
+    ...resolved,
+  });
+}
 
 function policyOf(objects: ReturnType<typeof render>): unknown {
   const cm = objects.find((o): o is V1ConfigMap => o.kind === 'ConfigMap');
@@ -45,7 +56,7 @@ describe('render: enforcement policy', () => {
         ],
       },
     });
-    expect(policyOf(render(server, OPTIONS))).toEqual({
+    expect(policyOf(rendered(server))).toEqual({
       approved: [
         { name: 'add', digest: DIGEST },
         { name: 'echo', digest: toolDigest({ name: 'echo', ...echo }) },
@@ -68,7 +79,7 @@ describe('render: enforcement policy', () => {
     });
     // The digest the bridge compares with what the server lists, computed as discovery does.
     const greet = itemDigest('prompts', { name: 'greet', ...prompt });
-    expect(policyOf(render(server, OPTIONS))).toEqual({
+    expect(policyOf(rendered(server))).toEqual({
       approved: [],
       prompts: [
         { name: 'farewell', digest: DIGEST },
@@ -80,7 +91,9 @@ describe('render: enforcement policy', () => {
 
   it('takes the tools of a referenced ConfigMap from the caller, and approves nothing without them', () => {
     const server = enforce({ approved: { configMapRef: { name: 'baseline', key: 'tools.yaml' } } });
-    const resolved = { approvedTools: [{ name: 'add', digest: DIGEST }] };
+    const resolved: Resolved = {
+      baseline: { kind: 'tools', tools: [{ name: 'add', digest: DIGEST }] },
+    };
     expect(policyOf(render(server, OPTIONS, resolved))).toEqual({
       approved: [{ name: 'add', digest: DIGEST }],
     });

@@ -1,0 +1,29 @@
+/**
+ * Who is on either side of a request, as the rooms of the bridge pass it between them, and how
+ * a request ended: what the policy judges, auth proves, the upstream routes and the metrics
+ * count, kept apart from all of them so that none imports another for it.
+ */
+
+import { META } from '../mcp/metadata.ts';
+import { STATELESS_VERSION } from '../mcp/versions.ts';
+
+/** Who sent a request, as its OAuth access token proves (auth/oauth.ts): what it was granted. */
+export interface Caller {
+  scopes: ReadonlySet<string>;
+}
+
+/** How a request to the server ended, as the request metrics label it. */
+export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 'refused';
+
+/** The client's identity when the bridge itself talks to a child (probe, 2026-07-28 clients). */
+export const BRIDGE_CLIENT_INFO = { name: 'mcp-operator-bridge', version: '0.1.0' };
+
+/**
+ * The `_meta` of the bridge's own requests to a child that speaks 2026-07-28 (basic,
+ * "Per-request protocol fields": version and capabilities are required on every request).
+ */
+export const BRIDGE_REQUEST_META = {
+  [META.protocolVersion]: STATELESS_VERSION,
+  [META.clientCapabilities]: {},
+  [META.clientInfo]: BRIDGE_CLIENT_INFO,
+};
