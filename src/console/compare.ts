@@ -38,7 +38,21 @@ export function compareLines(approved: string, current: string): TextPart[] | un
   );
 }
 
-/** A JSON value as the page shows it: two-space indented; undefined stays undefined. */
+/**
+ * A JSON value as the page shows it: two-space indented, object keys sorted (as RFC 8785
+ * orders them for the digests), so that two schemas that differ only in key order compare
+ * equal line by line; undefined stays undefined.
+ */
 export function pretty(value: unknown): string | undefined {
-  return value === undefined ? undefined : JSON.stringify(value, null, 2);
+  return value === undefined ? undefined : JSON.stringify(sortedKeys(value), null, 2);
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]),
+  );
 }

@@ -13,6 +13,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { readBaseline } from '../discovery/baseline.ts';
+import { OperatorError } from '../errors.ts';
 import { KubeApiError, errorText, type KubeClient } from '../kube/client.ts';
 import type { Access } from './access.ts';
 import { Assets } from './assets.ts';
@@ -62,6 +63,10 @@ export function consoleServer(o: ConsoleServerOptions): ConsoleServer {
         message: error.detail,
       });
     }
+    if (error instanceof OperatorError) {
+      // A refusal the project names (not discovered yet, an invalid snapshot): the page shows it.
+      return reply.code(409).send({ code: error.code, message: error.message });
+    }
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500) o.log.error({ err: error }, 'console request failed');
     return reply.code(status).send({
@@ -73,6 +78,9 @@ export function consoleServer(o: ConsoleServerOptions): ConsoleServer {
   app.get('/', async (_request, reply) =>
     reply.type('text/html; charset=utf-8').send(await assets.page()),
   );
+
+  // Browsers ask for it unprompted; the console has none, and says so without an error.
+  app.get('/favicon.ico', (_request, reply) => reply.code(204).send());
 
   app.get<{ Params: { name: string } }>('/assets/:name', async (request, reply) => {
     const asset = await assets.get(request.params.name);

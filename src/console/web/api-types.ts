@@ -7,6 +7,7 @@
  * text) is sent as it is and rendered as text by the page (dom.ts), never as markup.
  */
 
+/** As status.drift says it (DRIFT_SEVERITIES), most severe first. */
 export type Severity = 'breaking' | 'widening' | 'compatible' | 'description-only';
 
 export interface Session {
@@ -165,4 +166,60 @@ export type StreamMessage =
 export interface ApiError {
   code: string;
   message: string;
+}
+
+/** One entry an approval adds, changes or removes (src/approval's PlannedEntry). */
+export interface PlannedEntry {
+  kind: ItemKind;
+  name: string;
+  change: 'added' | 'changed' | 'removed';
+  severity: Severity;
+  fields: string[];
+  details: string[];
+  texts: { field: string; before: string | undefined; after: string | undefined }[];
+  digest?: string | undefined;
+  findings: string[];
+}
+
+/** One past approval, as spec.tools.approved.history records it. */
+export interface ApprovalRecord {
+  approvedBy: string;
+  approvedAt: string;
+  snapshotDigest: string;
+  note?: string | undefined;
+  changes?: { kind: ItemKind; name: string; change: string; digest?: string | undefined }[];
+  omitted?: number | undefined;
+}
+
+/** What approving would write, for the approve page to show before anything is written. */
+export interface ApprovalPreview {
+  namespace: string;
+  name: string;
+  /** The write is conditioned on it: a server changed since is not approved. */
+  resourceVersion: string;
+  snapshotDigest: string;
+  approvedBy: string;
+  entries: PlannedEntry[];
+  /** Tools that may be chosen one by one (prompts and resources go with "all"). */
+  choosable: string[];
+  /** It replaces or removes something approved before: the page asks to confirm. */
+  needsConfirmation: boolean;
+  leftOut: string[];
+  /** `spec.tools.approved` exactly as the approval writes it. */
+  approved: Record<string, unknown>;
+  changesSpec: boolean;
+  history: ApprovalRecord[];
+}
+
+export interface ApprovalRequest {
+  resourceVersion: string;
+  /** Only these tools; every entry when absent. */
+  tools?: string[] | undefined;
+  note?: string | undefined;
+  confirmed: boolean;
+}
+
+export interface ApprovalResult {
+  resourceVersion: string;
+  record: ApprovalRecord;
 }

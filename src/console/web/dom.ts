@@ -20,6 +20,8 @@ export interface Props {
   value?: string;
   for?: string;
   scope?: string;
+  rows?: number;
+  maxlength?: number;
   hidden?: boolean;
   checked?: boolean;
   disabled?: boolean;

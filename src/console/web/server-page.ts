@@ -17,6 +17,9 @@ import type {
 import { getJson, serverPath } from './api.ts';
 import { badge, h, replace, serverText, when, type Child } from './dom.ts';
 
+/** Characters past which a field's text may scroll in its box (30rem of it). */
+const SCROLLS_PAST = 2000;
+
 const KIND_LABEL: Record<ReviewItem['kind'], string> = {
   tool: 'Tool',
   prompt: 'Prompt',
@@ -214,8 +217,23 @@ function fieldsTable(fields: FieldComparison[]): HTMLElement {
 }
 
 function fieldRow(field: FieldComparison, twoColumns: boolean): HTMLElement {
+  // A long text scrolls in its box; the box takes focus so that the keyboard can scroll it.
+  const long = Math.max(field.approved?.length ?? 0, field.current?.length ?? 0) > SCROLLS_PAST;
   const cell = (content: Child) =>
-    h('td', {}, h('div', { class: `text server form-${field.form}` }, content));
+    h(
+      'td',
+      {},
+      h(
+        'div',
+        {
+          class: `text server form-${field.form}`,
+          ...(long
+            ? { tabindex: 0, role: 'region', aria: { label: `${field.field}, scrollable` } }
+            : {}),
+        },
+        content,
+      ),
+    );
   const head = h(
     'th',
     { scope: 'row' },
