@@ -16,7 +16,10 @@ export const LAYERS = {
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
-  commands: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller'] },
+  approval: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
+  commands: {
+    may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller', 'approval'],
+  },
 };
 
 /** src/ runs without test/ (an installed package has none); `dev` reaches it by spawning. */

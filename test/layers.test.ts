@@ -32,6 +32,8 @@ describe('layers', () => {
     ['src/tools/digest.ts', 'node:crypto'],
     ['src/commands/approve.ts', '../discovery/baseline.ts'],
     ['src/commands/dev.ts', '../controller/command.ts'],
+    ['src/commands/approve.ts', '../approval/index.ts'],
+    ['src/approval/read.ts', '../discovery/baseline.ts'],
   ])('%s may import %s', async (file, from) => {
     expect(await problems(file, from)).toEqual([]);
   });
@@ -50,6 +52,8 @@ describe('layers', () => {
     ['src/discovery/runner.ts', '../commands/diff.ts', 'src/discovery may import only'],
     ['src/commands/dev.ts', '../../test/cluster/cli.ts', 'src/ imports nothing from test/'],
     ['src/commands/status.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
+    ['src/approval/write.ts', '../controller/reconcile.ts', 'src/approval may import only'],
+    ['src/discovery/runner.ts', '../approval/plan.ts', 'src/discovery may import only'],
   ])('%s may not import %s', async (file, from, message) => {
     const found = await problems(file, from);
     expect(found).toHaveLength(1);
