@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 /**
  * The layers of src/ and what each may import, lowest first; see README.md, "Where the code
  * lives". An import against the direction fails the lint. Shared leaves (errors.ts,
- * duration.ts, flags.ts, command.ts) import no layer.
+ * duration.ts, flags.ts, command.ts, resolved-package.ts, tool-record.ts) import no layer.
  */
 export const LAYERS = {
   api: { may: [] },
@@ -17,8 +17,21 @@ export const LAYERS = {
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
   approval: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
+  registry: { may: ['api', 'mcp', 'tools'] },
+  console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'approval'] },
   commands: {
-    may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge', 'controller', 'approval'],
+    may: [
+      'api',
+      'kube',
+      'mcp',
+      'tools',
+      'discovery',
+      'bridge',
+      'controller',
+      'approval',
+      'registry',
+      'console',
+    ],
   },
 };
 
@@ -62,7 +75,14 @@ function layerRule(layer, { may, pure = false }) {
 }
 
 const leafRule = {
-  files: ['src/errors.ts', 'src/duration.ts', 'src/flags.ts', 'src/command.ts'],
+  files: [
+    'src/errors.ts',
+    'src/duration.ts',
+    'src/flags.ts',
+    'src/command.ts',
+    'src/resolved-package.ts',
+    'src/tool-record.ts',
+  ],
   rules: {
     'no-restricted-imports': [
       'error',

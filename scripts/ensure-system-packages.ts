@@ -35,6 +35,8 @@ const PACKAGES: SystemPackage[] = [
   { debian: 'libc6-dev', provides: '/usr/lib/x86_64-linux-gnu/libc.a' },
   // The test cluster's certificates.
   { debian: 'openssl', provides: '/usr/bin/openssl' },
+  // The real browser the console's tests and bench drive (test/console/browser.ts).
+  { debian: 'chromium', provides: '/usr/bin/chromium' },
 ];
 
 function canRunApt(): boolean {

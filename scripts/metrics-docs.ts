@@ -31,7 +31,7 @@ export interface MetricInfo {
  */
 export const LABEL_BOUNDS: Record<string, string> = {
   server: 'one value per MCPServer (`namespace/name`)',
-  severity: '`breaking`, `compatible`, `description-only`',
+  severity: '`breaking`, `widening`, `compatible`, `description-only`',
   result: 'a handful of fixed results',
   code: "the operator's error codes (`MCPOP_…`, [errors.md](errors.md)) and `UNEXPECTED`",
   verb: 'HTTP verbs, and `WATCH`',
@@ -42,6 +42,7 @@ export const LABEL_BOUNDS: Record<string, string> = {
   outcome: '`ok`, `error`, `timeout`, `cancelled`, `child_exit`, `refused`',
   reason: 'the policy reasons (docs/bridge.md); the OAuth refusal reasons (docs/auth.md)',
   bound: 'the bridge bounds: `sessions`, `session_bytes`, `bridge_bytes`',
+  entry: 'the entry points of the bridge: `http_request`, `child_message`, `watched_file`',
   type: 'Node.js resource types (prom-client)',
   space: 'V8 heap spaces (prom-client)',
   version: 'the one Node.js version of the process (prom-client)',

@@ -44,6 +44,14 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "show a server's conditions, tools, drift and provenance",
     load: async () => (await import('./commands/status.ts')).statusCommand,
   },
+  import: {
+    summary: 'make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it',
+    load: async () => (await import('./commands/import.ts')).importCommand,
+  },
+  console: {
+    summary: 'serve the review console on 127.0.0.1: the fleet, drift side by side, approval',
+    load: async () => (await import('./commands/console.ts')).consoleCommand,
+  },
 };
 
 function usage(): string {

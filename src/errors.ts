@@ -168,6 +168,47 @@ export const ERRORS = {
       `the approved tools in ${source} are invalid: ${reason}`,
     hint: 'Fix the approved tools in spec.tools.approved or the ConfigMap it references (key `tools.yaml`); `mcp-operator approve` prints a valid list.',
   }),
+  MCPOP_REGISTRY_ENTRY_INVALID: define({
+    message: (source: string, field: string, problem: string) =>
+      `the server.json from ${source} is invalid at ${field === '' ? 'its root' : field}: ${problem}`,
+    hint: "The entry does not match the registry's server.json schema (2025-12-11) at the field named; fix the entry, or ask its publisher to.",
+  }),
+  MCPOP_REGISTRY_NAME_INVALID: define({
+    message: (name: string, problem: string) => `cannot look up ${name}: ${problem}`,
+    hint: 'A registry name is reverse-DNS, one slash, then the server: `io.github.owner/server`, optionally `@<exact version>`.',
+  }),
+  MCPOP_REGISTRY_UNREACHABLE: define({
+    message: (url: string, reason: string) => `cannot read ${url}: ${reason}`,
+    hint: 'Check the registry URL (--registry) or the server.json URL, and that the machine reaches it; nothing was applied.',
+  }),
+  MCPOP_REGISTRY_TIMEOUT: define({
+    message: (url: string, ms: number) =>
+      `${url} did not answer within ${ms} ms; nothing was applied (--timeout sets the limit)`,
+    hint: 'The registry is slow or hangs: try again, or raise --timeout.',
+  }),
+  MCPOP_REGISTRY_TOO_LARGE: define({
+    message: (url: string, limit: number) =>
+      `${url} sent more than ${limit} bytes, more than any server entry needs; nothing was applied`,
+    hint: 'A server.json entry is a few KiB; an answer this large is not one.',
+  }),
+  MCPOP_REGISTRY_HTTP_STATUS: define({
+    message: (url: string, status: number, detail: string) => `HTTP ${status} from ${url}${detail}`,
+    hint: 'A 404 means the registry has no such server or version (`mcp-operator outdated` and the registry list the versions); other statuses come from the registry.',
+  }),
+  MCPOP_IMPORT_UNPINNED: define({
+    message: (what: string, version: string, why: string) =>
+      `${what} has version ${JSON.stringify(version)}, which is not one exact version: ${why}. An MCPServer runs one exact release, so that what was approved is what runs`,
+    hint: 'Import an entry whose package names one exact version (`1.2.3`, not `^1.2.3`, `1.x`, `>=1.2` or `latest`): a range resolves a new release whenever a pod starts, which is how a server changes under its approval.',
+  }),
+  MCPOP_IMPORT_NO_PACKAGE: define({
+    message: (name: string, reason: string) => `cannot run ${name}: ${reason}`,
+    hint: 'mcp-operator runs npm packages (npx), PyPI packages (uvx), OCI images, and remote servers (a url server); --package chooses among those the entry lists.',
+  }),
+  MCPOP_IMPORT_MISSING_INPUTS: define({
+    message: (name: string, missing: string) => `${name} needs inputs that were not given:
+${missing}`,
+    hint: 'Give each required input: --env NAME=VALUE, --arg NAME=VALUE (a positional argument by its valueHint, a named one by its flag), --header NAME=VALUE, and --secret SECRET for secret values (one key per variable).',
+  }),
   MCPOP_KUBE_API: define({
     message: (request: string, status: number, detail: string) =>
       `${request}: HTTP ${status}: ${detail}`,

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `kubectl mcp approve|diff|status …`: the review commands as a kubectl plugin. kubectl runs
+ * `kubectl mcp approve|diff|status|import|console …`: the review commands as a kubectl plugin. kubectl runs
  * an executable named `kubectl-<name>` found on PATH for `kubectl <name>` and hands it the
  * remaining arguments untouched (https://kubernetes.io/docs/tasks/extend-kubectl/kubectl-plugins/),
  * so the commands read kubectl's flags themselves: `-n`, `--context`, `--kubeconfig`,
@@ -13,6 +13,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   approve: async () => (await import('./commands/approve.ts')).approveCommand,
   diff: async () => (await import('./commands/diff.ts')).diffCommand,
   status: async () => (await import('./commands/status.ts')).statusCommand,
+  import: async () => (await import('./commands/import.ts')).importCommand,
+  console: async () => (await import('./commands/console.ts')).consoleCommand,
 };
 
 const USAGE = `Usage: kubectl mcp <command> <name> [-n namespace] [--context name] [flags]
@@ -21,6 +23,8 @@ Commands:
   approve   print a server's current tools as its approved baseline, or --apply it
   diff      show how a server's tools differ from its approved baseline
   status    show a server's conditions, tools, drift and provenance
+  import    make an MCPServer from an MCP Registry entry (server.json), pinned; or --apply it
+  console   serve the review console on 127.0.0.1: the fleet, drift side by side, approval
 
 \`kubectl mcp <command> --help\` tells more.
 `;

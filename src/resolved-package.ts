@@ -49,6 +49,11 @@ const SHAPES: Record<PackageLauncher, { name: RegExp; version: RegExp }> = {
   },
 };
 
+/** Whether `version` is one exact PEP 440 version (as uvx pins one with `name@version`). */
+export function isPep440Version(version: string): boolean {
+  return version.length <= PACKAGE_VERSION_MAX && SHAPES.uvx.version.test(version);
+}
+
 const isLauncher = (launcher: unknown): launcher is PackageLauncher =>
   PACKAGE_LAUNCHERS.includes(launcher as PackageLauncher);
 

@@ -3,8 +3,11 @@
  * eslint.config.js. These cases run those rules on one-line modules placed in each layer: an
  * import down the layers passes, one against the direction fails.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +37,11 @@ describe('layers', () => {
     ['src/commands/dev.ts', '../controller/command.ts'],
     ['src/commands/approve.ts', '../approval/index.ts'],
     ['src/approval/read.ts', '../discovery/baseline.ts'],
+    ['src/registry/mapping.ts', '../api/v1alpha1/mcpserver.ts'],
+    ['src/registry/client.ts', '../tools/text.ts'],
+    ['src/commands/import.ts', '../registry/client.ts'],
+    ['src/commands/import.ts', '../kube/client.ts'],
+    ['src/console/review.ts', '../discovery/drift-basis.ts'],
   ])('%s may import %s', async (file, from) => {
     expect(await problems(file, from)).toEqual([]);
   });
@@ -54,10 +62,44 @@ describe('layers', () => {
     ['src/commands/status.ts', '../bridge/session-table.ts', 'only src/bridge/pod-contract.ts'],
     ['src/approval/write.ts', '../controller/reconcile.ts', 'src/approval may import only'],
     ['src/discovery/runner.ts', '../approval/plan.ts', 'src/discovery may import only'],
+    ['src/registry/client.ts', '../kube/client.ts', 'src/registry may import only'],
+    ['src/registry/mapping.ts', '../discovery/baseline.ts', 'src/registry may import only'],
+    ['src/controller/reconcile.ts', '../registry/mapping.ts', 'src/controller may import only'],
+    ['src/tools/drift.ts', '../commands/import.ts', 'src/tools may import only'],
+    ['src/console/server.ts', '../controller/manager.ts', 'src/console may import only'],
+    ['src/discovery/runner.ts', '../console/watch.ts', 'src/discovery may import'],
   ])('%s may not import %s', async (file, from, message) => {
     const found = await problems(file, from);
     expect(found).toHaveLength(1);
     expect(found[0]).toContain(message);
+  });
+});
+
+/** The files of src/ that Node loads to import `entry` (a path in src/), by their path in src/. */
+async function loadedBy(entry: string): Promise<string[]> {
+  const src = new URL('../src/', import.meta.url);
+  const script = `
+    import { registerHooks } from 'node:module';
+    const loaded = [];
+    registerHooks({ load: (url, context, next) => (loaded.push(url), next(url, context)) });
+    await import(${JSON.stringify(new URL(entry, src).href)});
+    process.stdout.write(JSON.stringify(loaded));`;
+  const { stdout } = await promisify(execFile)(process.execPath, [
+    '--input-type=module',
+    '--eval',
+    script,
+  ]);
+  return (JSON.parse(stdout) as string[])
+    .filter((url) => url.startsWith(src.href))
+    .map((url) => fileURLToPath(url).slice(fileURLToPath(src).length));
+}
+
+describe('the bridge sidecar', () => {
+  it('loads none of the API: the facts it shares with it are leaves', async () => {
+    const loaded = await loadedBy('bridge/command.ts');
+    expect(loaded).toContain('bridge/server.ts');
+    expect(loaded).toContain('tools/digest.ts');
+    expect(loaded.filter((file) => file.startsWith('api/'))).toEqual([]);
   });
 });
 

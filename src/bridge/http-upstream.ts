@@ -50,7 +50,7 @@ import {
   paramHeaders,
   requestMeta,
   type ParamHeader,
-} from './request-metadata.ts';
+} from '../mcp/request-metadata.ts';
 import { InputRoundsTransport } from './input-rounds.ts';
 import { BaseTransport, type Launcher, type Transport } from './transport.ts';
 

@@ -39,7 +39,7 @@ import { META } from '../mcp/metadata.ts';
 import { STATELESS_VERSION } from '../mcp/versions.ts';
 import { BaseTransport, type Transport, type TransportHandlers } from './transport.ts';
 import { BRIDGE_REQUEST_META } from './session-table.ts';
-import { REMOVED } from './stateless.ts';
+import { HANDSHAKE_ONLY_METHODS } from '../mcp/methods.ts';
 
 /** Rounds of input one request may take before the bridge gives up on it. */
 export const MAX_INPUT_ROUNDS = 10;
@@ -145,7 +145,7 @@ export class InputRoundsTransport extends BaseTransport {
     if (request.method === 'logging/setLevel' && typeof request.params?.level === 'string') {
       this.#logLevel = request.params.level;
     }
-    if (REMOVED.has(request.method)) return this.#inner.send(request, account);
+    if (HANDSHAKE_ONLY_METHODS.has(request.method)) return this.#inner.send(request, account);
     const params = request.params ?? {};
     const meta = {
       ...(params._meta as Record<string, unknown> | undefined),

@@ -47,6 +47,8 @@ export interface BridgeMetrics {
   refusals: Counter<'bound'>;
   /** Requests refused by the OAuth resource server, by reason. */
   oauthRefusals: Counter<'reason'>;
+  /** Throws the entry guard caught (entry-guard.ts), by entry point. */
+  entryFailures: Counter<'entry'>;
   /** Sets the functions the live gauges read when scraped. */
   observe(sources: GaugeSources): void;
   /** Sets what the change feed gauges read (change-feed.ts). */
@@ -141,10 +143,17 @@ export function createMetrics(): BridgeMetrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const entryFailures = new Counter({
+    name: 'mcp_bridge_entry_failures_total',
+    help: 'Throws caught at an entry point of the bridge, which cost only the request, message or file reload concerned, by entry point (http_request, child_message, watched_file). Any is a defect to report: its log line says where.',
+    labelNames: ['entry'] as const,
+    registers: [registry],
+  });
   return {
     registry,
     refusals,
     oauthRefusals,
+    entryFailures,
     childRestarts,
     policyDenials,
     observe(next) {

@@ -15,6 +15,7 @@ import { ChangeFeed, changesRoute } from './change-feed.ts';
 import { ByteBudget } from './budget.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV, type SessionMode } from './pod-contract.ts';
 import { mcpEndpoint } from './endpoint.ts';
+import { entryGuard } from './entry-guard.ts';
 import { isLoopback } from './guards.ts';
 import { HttpLauncher } from './http-upstream.ts';
 import { WIRE } from '../mcp/jsonrpc.ts';
@@ -193,10 +194,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     stateless,
   });
 
-  const routes: Record<
-    string,
-    (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
-  > = {
+  const routes: Routes = {
     // A request for another replica's session goes there before anything else reads it.
     [options.path]: replicas
       ? async (req, res) => {
@@ -227,25 +225,30 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     ...(oauth && metadataRoutes(oauth.server, () => policy?.value)),
   };
 
+  const guard = entryGuard(logger, (entry) => metrics.entryFailures.inc({ entry }));
   const server: Server = createServer((req, res) => {
-    // A bare path, as clients send it, is looked up as it is: no URL parsed for every request.
-    const url = req.url ?? '/';
-    const path = Object.hasOwn(routes, url) ? url : new URL(url, 'http://bridge').pathname;
-    const route = routes[path];
-    if (!route) return replyText(res, 404, 'not found\n');
-    const fail = (error: unknown): void => {
-      logger.error({ err: error, path }, 'request failed');
-      if (!res.headersSent)
-        replyError(res, 500, WIRE.INTERNAL_ERROR, 'Internal error in the bridge');
-      else res.destroy();
-    };
-    // Routes answer synchronously when they can (endpoint.ts): a throw and a rejection alike.
-    try {
-      const handling = route(req, res);
-      if (handling instanceof Promise) handling.catch(fail);
-    } catch (error) {
-      fail(error);
-    }
+    guard.run(
+      'http_request',
+      { method: req.method },
+      () => {
+        const route = routeOf(routes, req.url ?? '/');
+        if (route === 'malformed')
+          return replyError(
+            res,
+            400,
+            WIRE.INVALID_REQUEST,
+            'Bad Request: the request target is not a URL',
+          );
+        if (!route) return replyText(res, 404, 'not found\n');
+        // Routes answer synchronously when they can (endpoint.ts): a throw and a rejection alike.
+        return route(req, res);
+      },
+      () => {
+        if (!res.headersSent)
+          replyError(res, 500, WIRE.INTERNAL_ERROR, 'Internal error in the bridge');
+        else res.destroy();
+      },
+    );
   });
   // SSE streams are long-lived; only the time to receive a request is bounded.
   server.requestTimeout = 60_000;
@@ -308,6 +311,21 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       return closing;
     },
   };
+}
+
+type Route = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+type Routes = Record<string, Route>;
+
+/**
+ * The route of a request target. A bare path, as clients send it, is looked up as it is: no URL
+ * parsed for every request. Anything else is parsed; node:http passes on targets the URL
+ * parser refuses (`http://[/`), which are 'malformed'. Own keys only: a target is the client's.
+ */
+function routeOf(routes: Routes, target: string): Route | 'malformed' | undefined {
+  if (Object.hasOwn(routes, target)) return routes[target];
+  const url = URL.parse(target, 'http://bridge');
+  if (url === null) return 'malformed';
+  return Object.hasOwn(routes, url.pathname) ? routes[url.pathname] : undefined;
 }
 
 /** Probes until a child answers; backs off between attempts; gives up when shutting down. */

@@ -21,22 +21,9 @@ import {
   type RequestId,
 } from '../mcp/jsonrpc.ts';
 import { META } from '../mcp/metadata.ts';
+import { LIST_CHANGED, type SubscriptionFilter } from '../mcp/methods.ts';
 import { SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
-
-interface Filter {
-  toolsListChanged?: boolean;
-  promptsListChanged?: boolean;
-  resourcesListChanged?: boolean;
-  resourceSubscriptions?: string[];
-}
-
-/** The list-change notifications, by the filter flag a subscription asks for each with. */
-export const LIST_CHANGED: Record<string, keyof Filter> = {
-  'notifications/tools/list_changed': 'toolsListChanged',
-  'notifications/prompts/list_changed': 'promptsListChanged',
-  'notifications/resources/list_changed': 'resourcesListChanged',
-};
 
 const KEEP_ALIVE_MS = 15_000;
 const EVERY_LIST_CHANGE = {
@@ -52,8 +39,8 @@ export type Capabilities = Record<
   { listChanged?: boolean; subscribe?: boolean } | undefined
 >;
 
-function honoured(requested: Filter, capabilities: Capabilities): Filter {
-  const filter: Filter = {};
+function honoured(requested: SubscriptionFilter, capabilities: Capabilities): SubscriptionFilter {
+  const filter: SubscriptionFilter = {};
   if (requested.toolsListChanged && capabilities.tools?.listChanged) filter.toolsListChanged = true;
   if (requested.promptsListChanged && capabilities.prompts?.listChanged)
     filter.promptsListChanged = true;
@@ -187,7 +174,7 @@ export class Listener implements SessionPort {
   readonly #upstream: Upstream;
   readonly #res: ServerResponse;
   readonly #subscriptionId: RequestId;
-  readonly #filter: Filter;
+  readonly #filter: SubscriptionFilter;
   readonly #keepAlive: NodeJS.Timeout;
   /** The `_meta` of the bridge's subscription on a child that speaks 2026-07-28. */
   readonly #nativeMeta: Record<string, unknown> | undefined;

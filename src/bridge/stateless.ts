@@ -30,6 +30,7 @@ import {
   type CallContext,
 } from './stateless-call.ts';
 import { HEADER, META } from '../mcp/metadata.ts';
+import { HANDSHAKE_ONLY_METHODS } from '../mcp/methods.ts';
 import { HANDSHAKE_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS } from '../mcp/versions.ts';
 import {
   headerMismatch,
@@ -37,21 +38,12 @@ import {
   paramMismatch,
   requestMeta,
   type ParamHeader,
-} from './request-metadata.ts';
+} from '../mcp/request-metadata.ts';
 import { Listener, refuseUnrelated, type Capabilities } from './stateless-listen.ts';
 import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from './replies.ts';
 import type { SessionPort, Upstream } from './upstream.ts';
 import type { Caller } from './policy.ts';
-
-/** Handshake-era methods that 2026-07-28 removed (changelog, major changes 2, 4 and 5). */
-export const REMOVED: ReadonlySet<string> = new Set([
-  'initialize',
-  'ping',
-  'logging/setLevel',
-  'resources/subscribe',
-  'resources/unsubscribe',
-]);
 
 /**
  * The requests of 2026-07-28 (schema `ClientRequest`): what the bridge translates for a server
@@ -177,7 +169,7 @@ export class StatelessEndpoint implements StatelessHandler {
         id: message.id,
         data: refusal.data,
       });
-    if (REMOVED.has(message.method)) {
+    if (HANDSHAKE_ONLY_METHODS.has(message.method)) {
       return replyError(
         res,
         404,

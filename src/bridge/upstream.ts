@@ -41,7 +41,7 @@ import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
 import { passedOn } from './wire-text.ts';
-import { LIST_CHANGED } from './stateless-listen.ts';
+import { LIST_CHANGED } from '../mcp/methods.ts';
 
 /**
  * The client capability each server→client request needs (2025-11-25 basic/lifecycle,

@@ -71,7 +71,9 @@ async function answer(
   response: ServerResponse,
   options: ServerOptions,
 ): Promise<Reply> {
-  const path = new URL(request.url ?? '/', 'http://operator').pathname;
+  // node:http passes on request targets the URL parser refuses (`http://[/`).
+  const path = URL.parse(request.url ?? '/', 'http://operator')?.pathname;
+  if (path === undefined) return { status: 400, body: 'bad request: the target is not a URL\n' };
   const handler = route(path, options);
   if (handler === undefined) return { status: 404, body: 'not found\n' };
   if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -89,10 +91,18 @@ async function answer(
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const server = createServer((request, response) => {
-    void answer(request, response, options).then((reply) => {
-      response.writeHead(reply.status, { 'content-type': reply.contentType ?? PLAIN_TEXT });
-      response.end(request.method === 'HEAD' ? undefined : reply.body);
-    });
+    // Nothing a request brings may escape it: an unhandled rejection would end the operator.
+    answer(request, response, options)
+      .catch((error: unknown): Reply => {
+        options.log.error({ err: error }, 'operator HTTP request failed');
+        return { status: 500, body: 'internal error\n' };
+      })
+      .then((reply) => {
+        if (response.headersSent) return void response.destroy();
+        response.writeHead(reply.status, { 'content-type': reply.contentType ?? PLAIN_TEXT });
+        response.end(request.method === 'HEAD' ? undefined : reply.body);
+      })
+      .catch(() => response.destroy());
   });
   const { host, port } = parseAddress(options.address);
   server.listen(port, host);

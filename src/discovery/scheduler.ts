@@ -267,7 +267,7 @@ function definedOnly<T extends object>(options: T): Partial<T> {
 /**
  * Discovery metrics (names as in src/controller/metrics.ts: `mcp_operator_` prefix, base units).
  * Per-server series carry the server key (`namespace/name`) as their one label, so there is one
- * series per MCPServer (a drifted one has one more, labelled by one of three severities); tool
+ * series per MCPServer (a drifted one has one more, labelled by one of four severities); tool
  * names are never labels.
  */
 class SchedulerMetrics {
@@ -308,7 +308,7 @@ class SchedulerMetrics {
     });
     this.#drift = new Gauge({
       name: 'mcp_operator_server_drift',
-      help: "1 while the server drifts from its approved tools, by the drift's worst severity (breaking, compatible, description-only); absent without drift.",
+      help: "1 while the server drifts from its approved tools, by the drift's worst severity (breaking, widening, compatible, description-only); absent without drift.",
       labelNames: ['server', 'severity'],
       registers,
     });

@@ -36,6 +36,8 @@ export interface ClientConfig {
   source: string;
   /** The current context's namespace (in-cluster: the pod's), what kubectl uses without -n. */
   namespace?: string;
+  /** The kubeconfig context in use; undefined in-cluster. */
+  context?: string;
 }
 
 /** The in-cluster ServiceAccount, mounted by the kubelet. */
@@ -181,6 +183,7 @@ async function fromKubeconfig(
     tls,
     authHeaders,
     source,
+    context: merged.current,
     ...(namespace === undefined ? {} : { namespace }),
   };
 }

@@ -15,6 +15,7 @@ export interface InformerOptions<T extends KubeObject> {
   /** Empty: every namespace. */
   namespaces: readonly string[];
   labelSelector?: string;
+  fieldSelector?: string;
   metadataOnly?: boolean;
   /** See ReflectorOptions.transform. */
   transform?: (obj: T) => T;
@@ -37,6 +38,7 @@ export class Informer<T extends KubeObject> {
           resource: o.resource,
           namespace,
           labelSelector: o.labelSelector,
+          fieldSelector: o.fieldSelector,
           metadataOnly: o.metadataOnly,
           transform: o.transform,
           store: this.store,

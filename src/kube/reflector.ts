@@ -43,6 +43,8 @@ export interface ReflectorOptions<T extends KubeObject> {
   /** Undefined watches every namespace. */
   namespace?: string;
   labelSelector?: string;
+  /** e.g. `involvedObject.kind=MCPServer` for Events: the server filters, the cache holds less. */
+  fieldSelector?: string;
   /** Cache only metadata (PartialObjectMetadata): for kinds whose content we never read. */
   metadataOnly?: boolean;
   /**
@@ -149,6 +151,7 @@ export class Reflector<T extends KubeObject> {
           limit: this.#o.pageSize ?? 500,
           continue: continueToken,
           labelSelector: this.#o.labelSelector,
+          fieldSelector: this.#o.fieldSelector,
         },
         signal: this.#abort.signal,
         accept: this.#o.metadataOnly ? METADATA_ONLY.list : undefined,
@@ -188,6 +191,7 @@ export class Reflector<T extends KubeObject> {
           allowWatchBookmarks: true,
           timeoutSeconds,
           labelSelector: this.#o.labelSelector,
+          fieldSelector: this.#o.fieldSelector,
         },
         accept: this.#o.metadataOnly ? METADATA_ONLY.watch : undefined,
         signal: this.#abort.signal,

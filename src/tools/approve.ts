@@ -10,13 +10,8 @@
 
 import { Type } from '@sinclair/typebox';
 import { dump, load } from 'js-yaml';
-import {
-  type ApprovedProvenance,
-  type ApprovedTool,
-  DIGEST_PATTERN,
-  FIELD_DIGEST_PATTERN,
-  TOOL_NAME_PATTERN,
-} from '../api/v1alpha1/mcpserver.ts';
+import type { ApprovedProvenance, ApprovedTool } from '../api/v1alpha1/mcpserver.ts';
+import { DIGEST_PATTERN, FIELD_DIGEST_PATTERN, TOOL_NAME_PATTERN } from '../tool-record.ts';
 import { operatorError } from '../errors.ts';
 import { type DigestField, DIGEST_FIELDS, digestedPart } from './digest.ts';
 import type { BaselineTool } from './drift.ts';

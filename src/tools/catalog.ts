@@ -10,13 +10,10 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
-import {
-  type DriftSeverity,
-  type DriftStatus,
-  CATALOG_DRIFT_MAX,
-  CATALOG_KEY_MAX,
-} from '../api/v1alpha1/mcpserver.ts';
+import type { DriftSeverity, DriftStatus } from '../api/v1alpha1/mcpserver.ts';
+import { CATALOG_DRIFT_MAX, CATALOG_KEY_MAX } from '../tool-record.ts';
 import { type Digest, compareNames, digestOf } from './digest.ts';
+import { highest } from './severity.ts';
 import { shown } from './text.ts';
 
 export const CATALOG_KINDS = ['prompts', 'resources', 'resourceTemplates'] as const;
@@ -216,7 +213,7 @@ function compareItem(
   return {
     key: entry.key,
     fields,
-    severity: highest(verdicts.map((v) => v.severity)),
+    severity: worst(verdicts.map((v) => v.severity)),
     details: verdicts.flatMap((v) => v.details),
   };
 }
@@ -292,7 +289,7 @@ function judgeArguments(before: unknown, after: unknown): Verdict {
     );
   }
   return {
-    severity: highest(verdicts.map((v) => v.severity)),
+    severity: worst(verdicts.map((v) => v.severity)),
     details: verdicts.flatMap((v) => v.details),
   };
 }
@@ -313,12 +310,9 @@ function argumentsOf(value: unknown): Map<string, Argument> | undefined {
   return args;
 }
 
-const RANK: Record<DriftSeverity, number> = { 'description-only': 0, compatible: 1, breaking: 2 };
-
 /** The worst severity; a change nothing explains (only the key's digest moved) is breaking. */
-function highest(severities: readonly DriftSeverity[]): DriftSeverity {
-  if (severities.length === 0) return 'breaking';
-  return severities.reduce((top, s) => (RANK[s] > RANK[top] ? s : top));
+function worst(severities: readonly DriftSeverity[]): DriftSeverity {
+  return highest(severities) ?? 'breaking';
 }
 
 function sorted(keys: string[]): string[] {

@@ -8,7 +8,7 @@
 
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { DIGEST_PATTERN, TOOL_FIELDS, type ToolField } from '../api/v1alpha1/tools.ts';
+import { DIGEST_PATTERN, TOOL_FIELDS, type ToolField } from '../tool-record.ts';
 import { operatorError } from '../errors.ts';
 
 export type Digest = `sha256:${string}`;
@@ -18,8 +18,8 @@ export type Digest = `sha256:${string}`;
  * contract with the model and the caller, each digested on its own. `name` is the identity and
  * is covered only by the whole digest. `_meta` and `icons` are left out: `_meta` is reserved
  * for implementation metadata that may vary per response, and icons are presentation that
- * neither the model nor the caller depends on. The list itself is the API's TOOL_FIELDS, which
- * status.drift names fields from.
+ * neither the model nor the caller depends on. The list itself is TOOL_FIELDS
+ * (src/tool-record.ts), which the API declares and status.drift names fields from.
  */
 export const DIGEST_FIELDS = TOOL_FIELDS;
 

@@ -6,8 +6,8 @@
  * What can be said depends on the baseline:
  * - full definitions: which fields changed and how severe each change is (schema-diff.ts);
  * - a digest with field digests: which fields changed; severity from the field alone
- *   (title/description: description-only, annotations: compatible, schemas: breaking, since
- *   nothing shows that they are not);
+ *   (title/description: description-only, annotations: widening, schemas: breaking, the most
+ *   each field's change can be, since nothing shows that it is less);
  * - a digest alone: only that the tool changed, reported as breaking for the same reason.
  */
 
@@ -22,6 +22,7 @@ import {
 } from './digest.ts';
 import { type Effect, type SchemaChange, diffSchemas } from './schema-diff.ts';
 import { type SnapshotTool, isToolName } from './snapshot.ts';
+import { highest } from './severity.ts';
 import { shown } from './text.ts';
 import {
   type Catalog,
@@ -79,8 +80,6 @@ export interface Drift {
 
 /** Characters of an invalid name that status.drift.invalidNames keeps (visible, then cut). */
 const INVALID_NAME_SHOWN = 64;
-
-const RANK: Record<DriftSeverity, number> = { 'description-only': 0, compatible: 1, breaking: 2 };
 
 export function computeDrift(
   tools: readonly SnapshotTool[],
@@ -186,7 +185,7 @@ function compareTool(entry: BaselineTool, current: SnapshotTool): ToolChange | u
 const SEVERITY_WITHOUT_DEFINITION: Record<DigestField, DriftSeverity> = {
   title: 'description-only',
   description: 'description-only',
-  annotations: 'compatible',
+  annotations: 'widening',
   inputSchema: 'breaking',
   outputSchema: 'breaking',
   execution: 'breaking',
@@ -264,22 +263,35 @@ function judgeField(field: DigestField, before: unknown, after: unknown): FieldV
 
 /**
  * What each kind of schema change means for the tool's callers (inputSchema) and for the
- * consumers of its structured results (outputSchema). A new property is compatible either
- * way (it becoming required is its own, narrowing change); a removed one breaks both.
+ * consumers of its structured results (outputSchema). An inputSchema that accepts more than
+ * was approved (an enum, pattern, maxLength or format dropped, a bound or a type relaxed) lets
+ * the model send what a reviewer ruled out, and a new free-text property is a new channel for
+ * whatever the model is told to put there: both are widening. Any other new property is
+ * compatible (it becoming required is its own, narrowing change); a removed one breaks both.
  */
 const INPUT: Record<Effect, DriftSeverity> = {
   narrows: 'breaking',
-  widens: 'compatible',
+  widens: 'widening',
   changes: 'breaking',
   text: 'description-only',
   'adds-property': 'compatible',
+  'adds-free-text': 'widening',
   'removes-property': 'breaking',
 };
 const OUTPUT: Record<Effect, DriftSeverity> = {
   ...INPUT,
   narrows: 'compatible',
   widens: 'breaking',
+  'adds-free-text': 'compatible',
 };
+
+/** What one structural change of a tool's schema means for its callers or consumers. */
+export function schemaChangeSeverity(
+  field: 'inputSchema' | 'outputSchema',
+  effect: Effect,
+): DriftSeverity {
+  return (field === 'inputSchema' ? INPUT : OUTPUT)[effect];
+}
 
 function judgeSchema(
   field: 'inputSchema' | 'outputSchema',
@@ -315,9 +327,23 @@ function judgeOutputSchema(before: unknown, after: unknown): FieldVerdict {
 }
 
 /**
- * Annotations are hints: no call breaks when they change, but a tool that starts claiming
- * readOnlyHint or drops destructiveHint may be auto-approved by clients, so every hint change
- * is spelled out. Only a changed annotations.title is text.
+ * Hints whose move widens what the tool may do (MCP 2025-11-25 `ToolAnnotations`): it no longer
+ * claims to be read-only or idempotent, or it now says it is destructive or reaches an open
+ * world. Clients decide on these what to run without asking, so a reviewer sees each such move
+ * as widening, whatever the hint's default when absent.
+ */
+const WIDENS: Record<string, (was: unknown, now: unknown) => boolean> = {
+  readOnlyHint: (was, now) => was === true && now !== true,
+  destructiveHint: (was, now) => was !== true && now === true,
+  openWorldHint: (was, now) => was !== true && now === true,
+  idempotentHint: (was, now) => was === true && now !== true,
+};
+
+/**
+ * Annotations are hints: no call breaks when they change, but a tool that stops claiming
+ * readOnlyHint or starts claiming destructiveHint changes what clients let it do unasked, so
+ * every hint change is spelled out and the widening ones say so. Only a changed
+ * annotations.title is text.
  */
 function judgeAnnotations(before: unknown, after: unknown): FieldVerdict {
   const a = record(before);
@@ -325,11 +351,14 @@ function judgeAnnotations(before: unknown, after: unknown): FieldVerdict {
   const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort(compareNames);
   const moved = keys.filter((key) => !isDeepStrictEqual(a[key], b[key]));
   const hints = moved.filter((key) => key !== 'title');
+  const widened = hints.filter((key) => WIDENS[key]?.(a[key], b[key]) === true);
+  const severity =
+    widened.length > 0 ? 'widening' : hints.length > 0 ? 'compatible' : 'description-only';
   return {
-    severity: hints.length > 0 ? 'compatible' : 'description-only',
+    severity,
     details: moved.map(
       (key) =>
-        `annotations.${key}: ${JSON.stringify(a[key]) ?? 'unset'} → ${JSON.stringify(b[key]) ?? 'unset'}`,
+        `annotations.${key}: ${JSON.stringify(a[key]) ?? 'unset'} → ${JSON.stringify(b[key]) ?? 'unset'}${widened.includes(key) ? ' (widening)' : ''}`,
     ),
     texts: moved.includes('title')
       ? [{ field: 'annotations.title', before: text(a.title), after: text(b.title) }]
@@ -355,13 +384,6 @@ function judgeExecution(before: unknown, after: unknown): FieldVerdict {
       ? ['execution changed']
       : [`execution.taskSupport: ${JSON.stringify(was)} → ${JSON.stringify(now)}`];
   return { severity, details, texts: [] };
-}
-
-function highest(severities: DriftSeverity[]): DriftSeverity | undefined {
-  return severities.reduce<DriftSeverity | undefined>(
-    (top, s) => (top === undefined || RANK[s] > RANK[top] ? s : top),
-    undefined,
-  );
 }
 
 function record(value: unknown): Record<string, unknown> {

@@ -11,7 +11,7 @@
  * the list, so the same answer always gives the same findings.
  */
 
-import { TOOL_NAME_PATTERN } from '../api/v1alpha1/tools.ts';
+import { TOOL_NAME_PATTERN } from '../tool-record.ts';
 import { ToolSchema, checker } from '../mcp/schemas.ts';
 import { NAME_MAX, shown, visible } from './text.ts';
 

@@ -9,7 +9,7 @@
 
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { DIGEST_PATTERN } from '../api/v1alpha1/mcpserver.ts';
+import { DIGEST_PATTERN } from '../tool-record.ts';
 import { operatorError } from '../errors.ts';
 import { CATALOG, CATALOG_KINDS, type CatalogKind } from './catalog.ts';
 

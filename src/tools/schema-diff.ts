@@ -25,6 +25,8 @@ export type Effect =
   | 'text'
   /** A property was added to `properties` (it is new, so no old caller sends it). */
   | 'adds-property'
+  /** As adds-property, and the new property takes any text (acceptsFreeText). */
+  | 'adds-free-text'
   /** A property was removed from `properties` (old callers still send it; consumers read it). */
   | 'removes-property';
 
@@ -277,12 +279,38 @@ function compareMap(key: string, before: unknown, after: unknown, path: string, 
         detail: `${key === 'properties' ? 'property' : key} ${name} removed`,
       });
     } else if (!(name in a)) {
-      if (key === 'properties')
-        out.push({ path: at, effect: 'adds-property', detail: `property ${name} added` });
-      else if (key === 'patternProperties')
+      if (key === 'properties') {
+        const free = acceptsFreeText(b[name]);
+        const effect = free ? 'adds-free-text' : 'adds-property';
+        out.push({ path: at, effect, detail: `${free ? 'free-text ' : ''}property ${name} added` });
+      } else if (key === 'patternProperties')
         out.push({ path: at, effect: 'changes', detail: `pattern ${name} added` });
     } else compare(a[name], b[name], at, out);
   }
+}
+
+/**
+ * Whether a schema takes any string: one that allows strings (or any type) and constrains them
+ * by no `enum`, `const`, `pattern` or `format`; through `anyOf`/`oneOf`, when a branch does
+ * (an optional string is often `anyOf: [{type: string}, {type: null}]`). A length bound does
+ * not stop free text.
+ */
+export function acceptsFreeText(value: unknown): boolean {
+  const schema = asSchema(value);
+  if (!schema) return false;
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const branches = schema[key];
+    if (Array.isArray(branches)) return branches.some(acceptsFreeText);
+  }
+  const types = typesOf(schema.type);
+  if (types === null || (types !== undefined && !types.has('string'))) return false;
+  return (
+    !('enum' in schema) &&
+    !('const' in schema) &&
+    !('pattern' in schema) &&
+    !('format' in schema) &&
+    !('$ref' in schema)
+  );
 }
 
 // --- composition -----------------------------------------------------------------------------

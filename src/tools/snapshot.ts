@@ -6,13 +6,13 @@
  *   src/discovery/snapshot-configmap.ts stores in the snapshot ConfigMap.
  */
 
+import type { DiscoveryStatus } from '../api/v1alpha1/mcpserver.ts';
 import {
-  type DiscoveryStatus,
   CAPABILITIES_MAX,
   FINDING_PROBLEM_MAX,
   FINDINGS_MAX,
   TOOL_NAME_PATTERN,
-} from '../api/v1alpha1/mcpserver.ts';
+} from '../tool-record.ts';
 import {
   type Digest,
   type FieldDigests,

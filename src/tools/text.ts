@@ -10,7 +10,7 @@
  * show one character the same way.
  */
 
-import { SERVER_TEXT_MAX } from '../api/v1alpha1/status.ts';
+import { SERVER_TEXT_MAX } from '../tool-record.ts';
 
 /** A condition message or `lastError`: long enough to act on, far below the CRD's 32768. */
 export const MESSAGE_MAX = 4096;

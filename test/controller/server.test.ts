@@ -1,8 +1,12 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { Agent, get } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ControllerMetrics } from '../../src/controller/metrics.ts';
 import { parseAddress, startServer } from '../../src/controller/server.ts';
 import { testLogger } from '../support/log.ts';
+import { rawExchange, statusOf } from '../support/raw-http.ts';
 
 /** A server whose caches are synced, with no metrics of interest. */
 const startSynced = (address = '127.0.0.1:0') =>
@@ -96,5 +100,30 @@ describe('operator HTTP server', () => {
     expect(parseAddress('127.0.0.1:0')).toEqual({ host: '127.0.0.1', port: 0 });
     expect(() => parseAddress('8080')).toThrow(/--metrics-address/);
     expect(() => parseAddress('host:99999')).toThrow(/host:port/);
+  });
+
+  it('answers 400 to a malformed request target and serves the next request', async () => {
+    const fixture = fileURLToPath(new URL('./fixtures/operator-server.ts', import.meta.url));
+    const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let exit: string | undefined;
+    const exited = once(child, 'exit').then(([code, signal]) => {
+      exit = `${String(code)} ${String(signal)}`;
+    });
+    try {
+      const [line] = (await once(child.stdout.setEncoding('utf8'), 'data')) as [string];
+      const url = new URL(line.trim());
+      for (const target of ['http://[/', '//[::1/metrics']) {
+        const raw = await rawExchange(
+          Number(url.port),
+          `GET ${target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`,
+        );
+        expect(statusOf(raw), `GET ${target}`).toBe(400);
+      }
+      expect((await fetch(`${url.origin}/healthz`)).status).toBe(200);
+      expect(exit).toBeUndefined();
+    } finally {
+      if (exit === undefined) child.kill('SIGTERM');
+      await exited;
+    }
   });
 });

@@ -84,7 +84,7 @@ describe('the chart’s alert rules', () => {
     const { code, output } = await promtool.run(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': rules,
     });
-    expect(output).toMatch(/SUCCESS: 7 rules found/);
+    expect(output).toMatch(/SUCCESS: 8 rules found/);
     expect(code).toBe(0);
   });
 
@@ -126,7 +126,7 @@ describe('the chart’s alert rules', () => {
 
   it('MCPServerToolsDrifted takes its delay and severities from the values', async () => {
     const { rules } = await renderMonitoring(helm, {
-      toolsDrifted: { for: '5m', severity: { descriptionOnly: 'critical' } },
+      toolsDrifted: { for: '5m', severity: { descriptionOnly: 'critical', widening: 'info' } },
     });
     await expectPasses(
       testRules(
@@ -136,16 +136,31 @@ describe('the chart’s alert rules', () => {
             series: `mcp_operator_server_drift{${OPERATOR},server="team-b/notes",severity="description-only"}`,
             values: '1x10 stale',
           },
+          {
+            series: `mcp_operator_server_drift{${OPERATOR},server="team-c/files",severity="widening"}`,
+            values: '1x10 stale',
+          },
         ],
         [
           none('MCPServerToolsDrifted', 4),
-          firing('MCPServerToolsDrifted', 6, {
-            namespace: 'team-b',
-            mcpserver: 'notes',
-            server: 'team-b/notes',
-            severity: 'critical',
-            drift: 'description-only',
-          }),
+          firing(
+            'MCPServerToolsDrifted',
+            6,
+            {
+              namespace: 'team-b',
+              mcpserver: 'notes',
+              server: 'team-b/notes',
+              severity: 'critical',
+              drift: 'description-only',
+            },
+            {
+              namespace: 'team-c',
+              mcpserver: 'files',
+              server: 'team-c/files',
+              severity: 'info',
+              drift: 'widening',
+            },
+          ),
         ],
       ),
     );

@@ -9,6 +9,7 @@ import {
 } from '../../src/tools/drift.ts';
 import { formatDrift } from '../../src/tools/format.ts';
 import type { Tool } from '../../src/mcp/schemas.ts';
+import type { DriftSeverity } from '../../src/api/v1alpha1/mcpserver.ts';
 import { snapshotOf } from './fixtures.ts';
 
 /** A realistic tool: nested object, enum, bounds, an output schema and hints. */
@@ -70,7 +71,7 @@ const input = (tool: Tool) => tool.inputSchema as unknown as ObjectSchema;
 const output = (tool: Tool) => tool.outputSchema as unknown as ObjectSchema;
 
 describe('severity of a changed input schema (callers)', () => {
-  it.each<[string, 'breaking' | 'compatible' | 'description-only', (tool: Tool) => void]>([
+  it.each<[string, DriftSeverity, (tool: Tool) => void]>([
     [
       'a new required property',
       'breaking',
@@ -120,30 +121,52 @@ describe('severity of a changed input schema (callers)', () => {
       (t) => void (input(t).properties.query!['x-mcp-header'] = 'Query'),
     ],
     [
-      'a new optional property',
+      'a new optional property with a closed set of values',
       'compatible',
-      (t) => void (input(t).properties.cursor = { type: 'string' }),
+      (t) => void (input(t).properties.cursor = { type: 'integer', minimum: 0 }),
+    ],
+    [
+      'a new free-text property',
+      'widening',
+      (t) => void (input(t).properties.notes = { type: 'string', maxLength: 10_000 }),
+    ],
+    [
+      'a new optional free-text property written as anyOf string or null',
+      'widening',
+      (t) => void (input(t).properties.notes = { anyOf: [{ type: 'string' }, { type: 'null' }] }),
+    ],
+    [
+      'a new untyped property (it takes anything, text included)',
+      'widening',
+      (t) => void (input(t).properties.extra = {}),
+    ],
+    [
+      'a new string property held to a pattern',
+      'compatible',
+      (t) => void (input(t).properties.lang = { type: 'string', pattern: '^[a-z]{2}$' }),
+    ],
+    [
+      'a new string property held to a format',
+      'compatible',
+      (t) => void (input(t).properties.since = { type: 'string', format: 'date' }),
     ],
     [
       'a widened enum',
-      'compatible',
+      'widening',
       (t) => void (input(t).properties.mode!.enum = ['fast', 'deep', 'exact']),
     ],
+    ['a removed enum', 'widening', (t) => void delete input(t).properties.mode!.enum],
     [
       'a widened type (integer to number)',
-      'compatible',
+      'widening',
       (t) => void (input(t).properties.limit!.type = 'number'),
     ],
-    ['a raised maximum', 'compatible', (t) => void (input(t).properties.limit!.maximum = 500)],
-    ['a removed maxLength', 'compatible', (t) => void delete input(t).properties.query!.maxLength],
-    [
-      'a required property made optional',
-      'compatible',
-      (t) => void (input(t).required = ['query']),
-    ],
+    ['a raised maximum', 'widening', (t) => void (input(t).properties.limit!.maximum = 500)],
+    ['a removed maxLength', 'widening', (t) => void delete input(t).properties.query!.maxLength],
+    ['a required property made optional', 'widening', (t) => void (input(t).required = ['query'])],
     [
       'an added anyOf branch',
-      'compatible',
+      'widening',
       (t) =>
         void (input(t).properties.mode = {
           anyOf: [{ type: 'string', enum: ['fast', 'deep'] }, { type: 'null' }],
@@ -160,6 +183,26 @@ describe('severity of a changed input schema (callers)', () => {
     expect(change.fields).toEqual(['inputSchema']);
     expect(change.severity).toBe(severity);
     expect(change.basis).toBe('definition');
+  });
+
+  it.each([
+    ['pattern', '^[a-z ]+$'],
+    ['format', 'email'],
+  ])('a removed %s is widening', (keyword, value) => {
+    const before = search();
+    input(before).properties.query![keyword] = value;
+    const drift = computeDrift(snapshotOf(search()), definitionsOf(before));
+    expect(drift.changed[0]).toMatchObject({ fields: ['inputSchema'], severity: 'widening' });
+    expect(drift.changed[0]!.details).toEqual([
+      `inputSchema /properties/query/${keyword}: ${keyword} removed`,
+    ]);
+  });
+
+  it('says where a free-text property was added', () => {
+    const change = changed((t) => void (input(t).properties.notes = { type: 'string' }));
+    expect(change.details).toEqual([
+      'inputSchema /properties/notes: free-text property notes added',
+    ]);
   });
 
   it('says where and what changed', () => {
@@ -186,6 +229,11 @@ describe('severity of a changed output schema (consumers of structured results)'
     ],
     ['a narrowed enum', 'compatible', (t) => void (output(t).properties.status!.enum = ['ok'])],
     ['a new property', 'compatible', (t) => void (output(t).properties.took = { type: 'number' })],
+    [
+      'a new free-text property (consumers ignore what they do not read)',
+      'compatible',
+      (t) => void (output(t).properties.note = { type: 'string' }),
+    ],
   ])('%s is %s', (_name, severity, mutate) => {
     const change = changed(mutate);
     expect(change.fields).toEqual(['outputSchema']);
@@ -218,16 +266,52 @@ describe('text, hints and execution', () => {
     });
   });
 
-  it('a hint change is compatible, and spelled out', () => {
+  it('a read-only tool turned destructive is widening, and spelled out', () => {
     const change = changed(
       (t) =>
         void (t.annotations = { readOnlyHint: false, destructiveHint: true, openWorldHint: false }),
     );
-    expect(change).toMatchObject({ fields: ['annotations'], severity: 'compatible' });
+    expect(change).toMatchObject({ fields: ['annotations'], severity: 'widening' });
     expect(change.details).toEqual([
-      'annotations.destructiveHint: unset → true',
-      'annotations.readOnlyHint: true → false',
+      'annotations.destructiveHint: unset → true (widening)',
+      'annotations.readOnlyHint: true → false (widening)',
     ]);
+  });
+
+  it.each<[string, Record<string, unknown>, Record<string, unknown>, string]>([
+    ['readOnlyHint true → false', { readOnlyHint: true }, { readOnlyHint: false }, 'widening'],
+    ['readOnlyHint true → absent', { readOnlyHint: true }, {}, 'widening'],
+    [
+      'destructiveHint false → true',
+      { destructiveHint: false },
+      { destructiveHint: true },
+      'widening',
+    ],
+    ['destructiveHint absent → true', {}, { destructiveHint: true }, 'widening'],
+    ['openWorldHint false → true', { openWorldHint: false }, { openWorldHint: true }, 'widening'],
+    ['openWorldHint absent → true', {}, { openWorldHint: true }, 'widening'],
+    [
+      'idempotentHint true → false',
+      { idempotentHint: true },
+      { idempotentHint: false },
+      'widening',
+    ],
+    ['idempotentHint true → absent', { idempotentHint: true }, {}, 'widening'],
+    ['readOnlyHint false → true', { readOnlyHint: false }, { readOnlyHint: true }, 'compatible'],
+    [
+      'destructiveHint true → false',
+      { destructiveHint: true },
+      { destructiveHint: false },
+      'compatible',
+    ],
+    ['openWorldHint true → false', { openWorldHint: true }, { openWorldHint: false }, 'compatible'],
+    ['idempotentHint absent → true', {}, { idempotentHint: true }, 'compatible'],
+    ['an unknown hint', {}, { cachedHint: true }, 'compatible'],
+  ])('%s is %s', (_name, before, after, severity) => {
+    const was = { ...search(), annotations: before };
+    const now = { ...search(), annotations: after };
+    const drift = computeDrift(snapshotOf(now), definitionsOf(was));
+    expect(drift.changed[0]).toMatchObject({ fields: ['annotations'], severity });
   });
 
   it('an annotations title alone is description-only', () => {
@@ -279,7 +363,13 @@ describe('baselines without definitions', () => {
     );
     const after = { ...search(), annotations: { readOnlyHint: false } };
     const drift = computeDrift(snapshotOf(after), [{ ...approved!, fields: abbreviated }]);
-    expect(drift.changed[0]).toMatchObject({ fields: ['annotations'], severity: 'compatible' });
+    expect(drift.changed[0]).toMatchObject({ fields: ['annotations'], severity: 'widening' });
+  });
+
+  it('changed annotations cannot be shown not to widen, so they count as widening', () => {
+    const after = { ...search(), annotations: { readOnlyHint: true, openWorldHint: true } };
+    const drift = computeDrift(snapshotOf(after), digestsOf(search()));
+    expect(drift.changed[0]).toMatchObject({ fields: ['annotations'], severity: 'widening' });
   });
 
   it('a schema change cannot be shown harmless, so it counts as breaking', () => {

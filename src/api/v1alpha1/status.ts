@@ -7,32 +7,30 @@ import { Type, type Static } from '@sinclair/typebox';
 import { CONDITION_MESSAGE_MAX, Condition } from '../core-v1.ts';
 import { StringEnum } from '../schema.ts';
 import {
-  DIGEST_PATTERN,
   IMAGE_DIGEST_PATTERN,
   IMAGE_DIGESTS_MAX,
-  FIELD_DIGEST_PATTERN,
   MAX_TOOLS,
-  TOOL_FIELDS,
-  TOOL_NAME_MAX,
-  TOOL_NAME_PATTERN,
   resolvedPackagesSchema,
   serverInfoSchema,
 } from './tools.ts';
+import {
+  CAPABILITIES_MAX,
+  CATALOG_DRIFT_MAX,
+  DRIFT_SEVERITIES,
+  CATALOG_KEY_MAX,
+  DIGEST_PATTERN,
+  FIELD_DIGEST_PATTERN,
+  FINDING_PROBLEM_MAX,
+  FINDINGS_MAX,
+  SERVER_TEXT_MAX,
+  TOOL_FIELDS,
+  TOOL_NAME_MAX,
+  TOOL_NAME_PATTERN,
+} from '../../tool-record.ts';
 
-export const DRIFT_SEVERITIES = ['breaking', 'compatible', 'description-only'] as const;
+export { DRIFT_SEVERITIES };
 
 const Time = (description: string) => Type.String({ description, format: 'date-time' });
-
-/**
- * Everything in status that a server chose (names, versions, capability keys, error text) is
- * bounded here as well as in the operator, which makes control characters visible and cuts
- * long text (src/tools/text.ts): a status write the API server refuses would take Ready
- * and every other condition down with it. Tool names are only ever ones that follow MCP's
- * rules; a name that breaks them is reported in status.drift.invalidNames instead.
- */
-export const SERVER_TEXT_MAX = TOOL_NAME_MAX;
-/** MCP defines six server capabilities; room for experimental ones, not for a flood. */
-export const CAPABILITIES_MAX = 32;
 
 const ToolNameField = (description: string) =>
   Type.String({ description, maxLength: TOOL_NAME_MAX, pattern: TOOL_NAME_PATTERN });
@@ -53,11 +51,6 @@ const DiscoveredTool = Type.Object(
     description: 'One discovered tool in compact form; its schemas are in the snapshot ConfigMap.',
   },
 );
-
-/** Characters of a prompt name or resource URI (template) status keeps. */
-export const CATALOG_KEY_MAX = 256;
-/** Entries of each status.drift list of prompts and resources; `mcp-operator diff` has them all. */
-export const CATALOG_DRIFT_MAX = 100;
 
 const CatalogSummary = (what: string) =>
   Type.Optional(
@@ -102,7 +95,7 @@ const CatalogDriftStatus = (what: string) =>
                 maxItems: 8,
               }),
               severity: StringEnum(DRIFT_SEVERITIES, {
-                description: 'As for tools: breaking, compatible or description-only.',
+                description: 'As for tools: breaking, widening, compatible or description-only.',
               }),
             }),
             {
@@ -115,11 +108,6 @@ const CatalogDriftStatus = (what: string) =>
       { description: `How the listed ${what} differ from the approved ones.` },
     ),
   );
-
-/** Findings status.discovery keeps; the snapshot ConfigMap has them all. */
-export const FINDINGS_MAX = 20;
-/** Characters of a finding's problem that status keeps. */
-export const FINDING_PROBLEM_MAX = 200;
 
 const Finding = Type.Object(
   {
@@ -236,7 +224,7 @@ const ChangedTool = Type.Object(
     ),
     severity: StringEnum(DRIFT_SEVERITIES, {
       description:
-        'breaking: callers built for the approved schema may fail (new required argument, removed property, narrowed type). compatible: a change that keeps old calls valid. description-only: only the text changed, which is how a tool is poisoned; review it.',
+        'From most to least severe. breaking: callers built for the approved schema may fail (new required argument, removed property, narrowed type). widening: the tool may now do or accept more than was approved (readOnlyHint lost, destructiveHint or openWorldHint set, idempotentHint lost; an enum, pattern, maxLength or format removed, a new free-text argument). compatible: old calls stay valid and nothing widened. description-only: only the text changed, which is how a tool is poisoned; review it.',
     }),
   },
   { description: 'A tool whose definition differs from the approved one.' },

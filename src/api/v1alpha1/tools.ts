@@ -14,31 +14,12 @@ import {
   PACKAGE_VERSION_PATTERN,
   PACKAGES_MAX,
 } from '../../resolved-package.ts';
+import { DIGEST_PATTERN, FIELD_DIGEST_PATTERN, TOOL_NAME_MAX } from '../../tool-record.ts';
 
 export const DRIFT_POLICIES = ['Warn', 'Enforce'] as const;
 
-/**
- * The parts of an MCP `Tool` that are digested and compared one by one (MCP 2025-11-25,
- * server/tools, "Tool"). The one list: src/tools/digest.ts digests exactly these
- * (DIGEST_FIELDS), and says why these and no others.
- */
-export const TOOL_FIELDS = [
-  'title',
-  'description',
-  'inputSchema',
-  'outputSchema',
-  'annotations',
-  'execution',
-] as const;
-
-/** `sha256:` and 64 lowercase hex digits: the digest form of src/tools/digest.ts. */
-export const DIGEST_PATTERN = '^sha256:[0-9a-f]{64}$';
-
-/** Tool names, MCP 2025-11-25 server/tools "Tool Names": 1-128 of A-Z a-z 0-9 _ - . */
-export const TOOL_NAME_MAX = 128;
+/** The characters of TOOL_NAME_PATTERN, for a CEL rule whose message can name them. */
 const TOOL_NAME_CHARS = '^[A-Za-z0-9_.-]*$';
-/** The same rule as one pattern, for names the operator writes (status) and checks (discovery). */
-export const TOOL_NAME_PATTERN = `^[A-Za-z0-9_.-]{1,${TOOL_NAME_MAX}}$`;
 /** Most tools a baseline approves, an allowlist lists or discovery records. */
 export const MAX_TOOLS = 1000;
 /** ConfigMap and Secret keys: at most 253 characters (core/v1 validation). */
@@ -58,13 +39,6 @@ export function ToolName(description: string) {
     ],
   });
 }
-
-/**
- * A field digest: full, or abbreviated to its first 12 hex digits. A field digest only says
- * which field moved; the whole digest is what proves a change (docs/adr/0003), so an
- * abbreviation can at worst misname a field, never hide a change.
- */
-export const FIELD_DIGEST_PATTERN = '^sha256:[0-9a-f]{12}([0-9a-f]{52})?$';
 
 const fieldDigest = (field: string) =>
   Type.Optional(
@@ -459,7 +433,6 @@ export const Tools = Type.Object(
 );
 
 export type DriftPolicy = (typeof DRIFT_POLICIES)[number];
-export type ToolField = (typeof TOOL_FIELDS)[number];
 export type ApprovedTool = Static<typeof ApprovedTool>;
 export type ApprovedProvenance = Static<typeof ApprovedProvenance>;
 export type ApprovalRecord = Static<typeof ApprovalRecord>;

@@ -5,10 +5,20 @@
  * the body cannot be told different things.
  */
 
-import type { IncomingMessage } from 'node:http';
-import { header } from './guards.ts';
-import type { JsonRpcRequest } from '../mcp/jsonrpc.ts';
-import { HEADER, META } from '../mcp/metadata.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { JsonRpcRequest } from './jsonrpc.ts';
+import { HEADER, META } from './metadata.ts';
+
+/** A request as far as its headers go (Node's `IncomingMessage` is one). */
+interface HeadersOf {
+  headers: IncomingHttpHeaders;
+}
+
+/** A header's value; the first, should a client repeat it. */
+function header(req: HeadersOf, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
 
 /** Methods whose `Mcp-Name` header mirrors `params.name` or `params.uri`. */
 const NAMED: Record<string, 'name' | 'uri'> = {
@@ -60,7 +70,7 @@ export function requestMeta(request: JsonRpcRequest): Record<string, unknown> {
 }
 
 /** Why the standard headers do not match the body, or undefined when they do. */
-export function headerMismatch(req: IncomingMessage, request: JsonRpcRequest): string | undefined {
+export function headerMismatch(req: HeadersOf, request: JsonRpcRequest): string | undefined {
   const version = header(req, HEADER.protocolVersion);
   const bodyVersion = requestMeta(request)[META.protocolVersion];
   if (version === undefined) return 'the MCP-Protocol-Version header is missing';
@@ -157,7 +167,7 @@ export function metadataHeaders(
  * numerically).
  */
 export function paramMismatch(
-  req: IncomingMessage,
+  req: HeadersOf,
   args: unknown,
   annotations: readonly ParamHeader[],
 ): string | undefined {

@@ -10,7 +10,7 @@ import {
   encodeHeaderValue,
   metadataHeaders,
   paramHeaders,
-} from '../../src/bridge/request-metadata.ts';
+} from '../../src/mcp/request-metadata.ts';
 
 describe('2026-07-28 request headers', () => {
   it('keeps header-safe values as they are and Base64-encodes the rest, decoding to the value', () => {

@@ -1,0 +1,126 @@
+/**
+ * The page's entry point: a router over the URL's fragment (`#/`, `#/server/<ns>/<name>`),
+ * the session, and one live stream whose messages go to the page on
+ * show. Each route's page loads what it shows through the JSON API and redraws on changes.
+ */
+
+import type { StreamMessage } from './api-types.ts';
+import { ApiFailure, currentSession } from './api.ts';
+import { h, replace } from './dom.ts';
+import { FleetPage } from './fleet.ts';
+import { loadReview, renderServer } from './server-page.ts';
+
+interface Page {
+  /** A message from the stream. */
+  apply(message: StreamMessage): void;
+  /** The stream (re)connected: what the page shows may be stale. */
+  reload(): Promise<void>;
+}
+
+const main = document.getElementById('main')!;
+const live = document.getElementById('live')!;
+let page: Page | undefined;
+/** Bumped on every navigation, so a slow answer for a page left behind draws nothing. */
+let generation = 0;
+
+function route(): string[] {
+  return location.hash
+    .replace(/^#\/?/, '')
+    .split('/')
+    .filter((part) => part !== '')
+    .map(decodeURIComponent);
+}
+
+async function navigate(): Promise<void> {
+  const mine = ++generation;
+  const [view, namespace, name] = route();
+  try {
+    if (view === 'server' && namespace !== undefined && name !== undefined) {
+      page = await serverPage(namespace, name, mine);
+    } else {
+      const fleet = new FleetPage();
+      await fleet.show(main);
+      page = fleet;
+    }
+  } catch (error) {
+    if (mine === generation) showError(error);
+  }
+}
+
+async function serverPage(namespace: string, name: string, mine: number): Promise<Page> {
+  const key = `${namespace}/${name}`;
+  const draw = async () => {
+    const review = await loadReview(namespace, name);
+    if (mine !== generation) return;
+    const focused = document.activeElement?.id;
+    renderServer(main, review);
+    if (focused) document.getElementById(focused)?.focus();
+  };
+  await draw();
+  document.title = `${name} — mcp-operator console`;
+  return debounced(key, draw);
+}
+
+/** A page that redraws (at most every 250 ms) when its server changes. */
+function debounced(key: string, draw: () => Promise<void>): Page {
+  let timer: number | undefined;
+  const later = () => {
+    clearTimeout(timer);
+    timer = window.setTimeout(() => void draw().catch(showError), 250);
+  };
+  return {
+    apply(message) {
+      if (
+        (message.type === 'upsert' && message.row.key === key) ||
+        (message.type !== 'upsert' && message.key === key)
+      )
+        later();
+    },
+    reload: draw,
+  };
+}
+
+function showError(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  const reload = error instanceof ApiFailure && error.status === 401;
+  replace(
+    main,
+    h('h1', {}, 'Something went wrong'),
+    h('p', { class: 'notice', role: 'alert' }, message),
+    reload
+      ? h('p', {}, 'Open the console with the URL it printed.')
+      : h('p', {}, h('a', { href: '#/' }, 'Back to all servers')),
+  );
+}
+
+function connect(): void {
+  const stream = new EventSource('/api/stream');
+  // On every (re)connect: changes may have been missed while the stream was down.
+  stream.addEventListener('hello', () => {
+    live.textContent = 'live';
+    live.className = 'live on';
+    void page?.reload().catch(showError);
+  });
+  stream.addEventListener('message', (event: MessageEvent<string>) => {
+    page?.apply(JSON.parse(event.data) as StreamMessage);
+  });
+  stream.addEventListener('error', () => {
+    live.textContent = 'reconnecting…';
+    live.className = 'live off';
+  });
+}
+
+async function start(): Promise<void> {
+  window.addEventListener('hashchange', () => {
+    void navigate();
+    main.focus();
+  });
+  const session = await currentSession();
+  const who = document.getElementById('who')!;
+  who.textContent = `${session.user ?? 'unknown user'} · ${session.context || 'in-cluster'} · ${session.namespaces.length === 0 ? 'all namespaces' : session.namespaces.join(', ')}`;
+  for (const limit of session.limits) main.before(h('p', { class: 'notice' }, limit));
+  connect();
+  await navigate();
+}
+
+void start().catch(showError);

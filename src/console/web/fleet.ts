@@ -1,0 +1,283 @@
+/**
+ * The fleet page: every MCPServer the user can list, one row each, filtered and sorted in the
+ * page. Live: a row changes when its server does (the stream), redrawn at most once a frame.
+ * A thousand rows are a thousand small objects and one table; the table is rebuilt only when
+ * a row, the filter or the order changed.
+ */
+
+import type { FleetRow, Severity, StreamMessage } from './api-types.ts';
+import { getJson } from './api.ts';
+import { ago, badge, h, replace, serverText } from './dom.ts';
+
+type SortKey =
+  'name' | 'namespace' | 'ready' | 'transport' | 'tools' | 'drift' | 'findings' | 'discovered';
+
+const SEVERITY_RANK: Record<Severity, number> = {
+  'description-only': 1,
+  compatible: 2,
+  widening: 3,
+  breaking: 4,
+};
+
+const COLUMNS: { key: SortKey; label: string }[] = [
+  { key: 'name', label: 'Name' },
+  { key: 'namespace', label: 'Namespace' },
+  { key: 'ready', label: 'Ready' },
+  { key: 'transport', label: 'Transport' },
+  { key: 'tools', label: 'Tools · prompts · resources' },
+  { key: 'drift', label: 'Drift' },
+  { key: 'findings', label: 'Findings' },
+  { key: 'discovered', label: 'Last discovery' },
+];
+
+const FILTERS = {
+  all: 'every server',
+  drifted: 'drifted',
+  unapproved: 'no baseline',
+  'not-ready': 'not ready',
+  'code-changed': 'code changed',
+  findings: 'with findings',
+} as const;
+type Filter = keyof typeof FILTERS;
+
+function sortValue(row: FleetRow, key: SortKey): string | number {
+  switch (key) {
+    case 'name':
+      return row.name;
+    case 'namespace':
+      return row.namespace;
+    case 'ready':
+      return row.ready?.status === 'True' ? 1 : 0;
+    case 'transport':
+      return row.transport;
+    case 'tools':
+      return row.tools ?? -1;
+    case 'drift':
+      return (
+        (row.drift.status === 'True' ? 10 : 0) +
+        (row.drift.severity ? SEVERITY_RANK[row.drift.severity] : 0)
+      );
+    case 'findings':
+      return row.findings;
+    case 'discovered':
+      return row.lastDiscovery ?? '';
+  }
+}
+
+function matches(row: FleetRow, filter: Filter, text: string): boolean {
+  const ok =
+    filter === 'all' ||
+    (filter === 'drifted' && row.drift.status === 'True') ||
+    (filter === 'unapproved' && row.drift.reason === 'NoBaseline') ||
+    (filter === 'not-ready' && row.ready?.status !== 'True') ||
+    (filter === 'code-changed' && row.codeChanged !== undefined) ||
+    (filter === 'findings' && row.findings > 0);
+  if (!ok) return false;
+  if (text === '') return true;
+  return `${row.namespace}/${row.name} ${row.drift.reason} ${row.transport}`
+    .toLowerCase()
+    .includes(text);
+}
+
+export class FleetPage {
+  readonly #rows = new Map<string, FleetRow>();
+  #sort: SortKey = 'drift';
+  #descending = true;
+  #filter: Filter = 'all';
+  #text = '';
+  #pending = false;
+  readonly #body = h('tbody');
+  readonly #count = h('p', { class: 'count', role: 'status' });
+  readonly #head = h('tr');
+
+  async show(main: HTMLElement): Promise<void> {
+    const fleet = await getJson<{ rows: FleetRow[] }>('/api/fleet');
+    for (const row of fleet.rows) this.#rows.set(row.key, row);
+    replace(
+      main,
+      h('h1', {}, 'MCP servers'),
+      this.#controls(),
+      this.#count,
+      h(
+        'table',
+        { class: 'fleet' },
+        h('caption', { class: 'visually-hidden' }, 'MCP servers, one a row'),
+        h('thead', {}, this.#head),
+        this.#body,
+      ),
+    );
+    this.#draw();
+  }
+
+  /** A change from the stream; the page redraws once per frame however many arrive. */
+  apply(message: StreamMessage): void {
+    if (message.type === 'upsert') this.#rows.set(message.row.key, message.row);
+    else if (message.type === 'delete') this.#rows.delete(message.key);
+    else return;
+    this.#schedule();
+  }
+
+  /** Everything again, after the stream reconnected. */
+  async reload(): Promise<void> {
+    const fleet = await getJson<{ rows: FleetRow[] }>('/api/fleet');
+    this.#rows.clear();
+    for (const row of fleet.rows) this.#rows.set(row.key, row);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#pending) return;
+    this.#pending = true;
+    requestAnimationFrame(() => {
+      this.#pending = false;
+      this.#draw();
+    });
+  }
+
+  #controls(): HTMLElement {
+    const search = h('input', {
+      type: 'search',
+      id: 'fleet-search',
+      on: {
+        input: () => {
+          this.#text = search.value.trim().toLowerCase();
+          this.#draw();
+        },
+      },
+    });
+    const select = h(
+      'select',
+      {
+        id: 'fleet-filter',
+        on: {
+          change: () => {
+            this.#filter = select.value as Filter;
+            this.#draw();
+          },
+        },
+      },
+      ...Object.entries(FILTERS).map(([value, label]) => h('option', { value }, label)),
+    );
+    return h(
+      'div',
+      { class: 'controls' },
+      h('label', { for: 'fleet-search' }, 'Filter by name '),
+      search,
+      h('label', { for: 'fleet-filter' }, ' Show '),
+      select,
+    );
+  }
+
+  #draw(): void {
+    const rows = [...this.#rows.values()].filter((row) => matches(row, this.#filter, this.#text));
+    const sign = this.#descending ? -1 : 1;
+    rows.sort((a, b) => {
+      const x = sortValue(a, this.#sort);
+      const y = sortValue(b, this.#sort);
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return order === 0 ? a.key.localeCompare(b.key) : sign * order;
+    });
+    replace(this.#head, ...COLUMNS.map((column) => this.#header(column.key, column.label)));
+    this.#body.replaceChildren(...rows.map(rowElement));
+    this.#count.textContent = `${rows.length} of ${this.#rows.size} servers`;
+  }
+
+  #header(key: SortKey, label: string): HTMLElement {
+    const active = this.#sort === key;
+    return h(
+      'th',
+      {
+        scope: 'col',
+        aria: active ? { sort: this.#descending ? 'descending' : 'ascending' } : {},
+      },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'sort',
+          on: {
+            click: () => {
+              this.#descending = active ? !this.#descending : key === 'drift' || key === 'findings';
+              this.#sort = key;
+              this.#draw();
+              document.querySelector<HTMLButtonElement>(`th[aria-sort] button`)?.focus();
+            },
+          },
+        },
+        label,
+        active ? (this.#descending ? ' ▼' : ' ▲') : '',
+      ),
+    );
+  }
+}
+
+function rowElement(row: FleetRow): HTMLTableRowElement {
+  const drift = row.drift;
+  return h(
+    'tr',
+    { dataset: { key: row.key } },
+    h(
+      'td',
+      {},
+      h(
+        'a',
+        { href: `#/server/${encodeURIComponent(row.namespace)}/${encodeURIComponent(row.name)}` },
+        row.name,
+      ),
+    ),
+    h('td', {}, row.namespace),
+    h(
+      'td',
+      {},
+      row.ready === undefined
+        ? '—'
+        : badge(
+            `${row.ready.status === 'True' ? 'Ready' : 'Not ready'}: ${row.ready.reason}`,
+            row.ready.status === 'True' ? 'ok' : 'warn',
+          ),
+    ),
+    h('td', {}, row.transport),
+    h(
+      'td',
+      { class: 'num' },
+      `${row.tools ?? '—'} · ${row.prompts ?? '—'} · ${row.resources ?? '—'}`,
+    ),
+    h(
+      'td',
+      { class: 'drift' },
+      badge(
+        drift.reason || 'Unknown',
+        drift.status === 'True' ? 'drift' : drift.reason === 'ToolsMatch' ? 'ok' : 'muted',
+      ),
+      drift.severity === undefined ? undefined : badge(drift.severity, drift.severity),
+      drift.status === 'True'
+        ? h(
+            'span',
+            { class: 'small' },
+            ` ${drift.changed} changed, ${drift.added} added, ${drift.removed} removed`,
+          )
+        : undefined,
+      drift.since === undefined
+        ? undefined
+        : h('span', { class: 'small' }, ` since ${ago(Date.now() - Date.parse(drift.since))}`),
+    ),
+    h(
+      'td',
+      {},
+      row.findings > 0 ? badge(`${row.findings}`, 'warn') : '0',
+      row.codeChanged === undefined
+        ? undefined
+        : h(
+            'span',
+            { class: 'badge badge-warn', title: '' },
+            'code changed: ',
+            serverText(row.codeChanged.message),
+          ),
+    ),
+    h(
+      'td',
+      { class: 'small' },
+      row.lastDiscovery === undefined ? 'never' : ago(Date.now() - Date.parse(row.lastDiscovery)),
+    ),
+  );
+}
