@@ -16,8 +16,9 @@ export const LAYERS = {
   discovery: { may: ['api', 'kube', 'mcp', 'tools'] },
   bridge: { may: ['mcp', 'tools'] },
   controller: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'bridge'] },
+  approval: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
   registry: { may: ['api', 'mcp', 'tools'] },
-  console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery'] },
+  console: { may: ['api', 'kube', 'mcp', 'tools', 'discovery', 'approval'] },
   commands: {
     may: [
       'api',
@@ -27,6 +28,7 @@ export const LAYERS = {
       'discovery',
       'bridge',
       'controller',
+      'approval',
       'registry',
       'console',
     ],

@@ -139,6 +139,26 @@ export const ERRORS = {
       `${server} has no snapshot to read: ${reason}; see its Discovered condition (kubectl describe mcps)`,
     hint: 'Wait for a discovery to succeed; the Discovered condition (`kubectl describe mcps <name>`) says why it has not.',
   }),
+  MCPOP_APPROVAL_STALE: define({
+    message: (server: string) =>
+      `${server} changed since it was read (a new discovery, an edit or another approval); nothing was written: run the command again and review what it shows`,
+    hint: 'An approval is written only onto the MCPServer it was planned from (its resourceVersion), so that what was reviewed is what gets approved. Run it again: it plans from what is there now.',
+  }),
+  MCPOP_APPROVAL_UNCONFIRMED: define({
+    message: (what: string) =>
+      `${what}; nothing was written: review them above, then run again with --yes, or approve a subset with --tool NAME`,
+    hint: 'Approving a changed or removed entry replaces what a person approved before, so it needs --yes (or a y at the prompt in a terminal); new entries alone do not.',
+  }),
+  MCPOP_APPROVAL_UNKNOWN_TOOL: define({
+    message: (tool: string, server: string, suggestion: string) =>
+      `--tool ${tool}: ${server} neither lists nor approves a tool of that name${suggestion}`,
+    hint: '`mcp-operator diff <name>` lists the tools the server lists and the ones approved.',
+  }),
+  MCPOP_APPROVER_UNKNOWN: define({
+    message: (reason: string) =>
+      `cannot tell who is approving (a SelfSubjectReview, which every authenticated user may create): ${reason}`,
+    hint: 'The approval records the user name the API server authenticates; the credentials of the kubeconfig must be valid for the cluster (Kubernetes 1.28 or later).',
+  }),
   MCPOP_COMMAND_USAGE: define({
     message: (command: string, reason: string) => `mcp-operator ${command}: ${reason}`,
     hint: 'Run the command with --help for its arguments.',

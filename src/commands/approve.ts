@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { KIND } from '../api/names.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { MCP_SERVER } from '../api/v1alpha1/stored.ts';
-import type { ApprovedProvenance } from '../api/v1alpha1/mcpserver.ts';
+import { approvedProvenance } from '../approval/index.ts';
 import { operatorError } from '../errors.ts';
 import { isConflict } from '../kube/client.ts';
 import { objectPath } from '../kube/resources.ts';
@@ -92,19 +92,6 @@ export const approveCommand = reviewCommand(USAGE, async (argv) => {
     client.close();
   }
 });
-
-/** What ran when the snapshot was taken, as status says: recorded with the approval. */
-function approvedProvenance(server: StoredMCPServer): ApprovedProvenance | undefined {
-  const digests = server.status?.provenance?.imageDigests;
-  const packages = server.status?.provenance?.packages;
-  const info = server.status?.discovery?.serverInfo;
-  const provenance: ApprovedProvenance = {
-    ...(digests?.length ? { imageDigests: digests } : {}),
-    ...(packages?.length ? { packages } : {}),
-    ...(info === undefined ? {} : { serverInfo: info }),
-  };
-  return Object.keys(provenance).length === 0 ? undefined : provenance;
-}
 
 /**
  * A merge patch of spec.tools.approved, on the condition that the MCPServer is still the one

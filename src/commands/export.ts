@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { registryProvenance } from '../api/registry-provenance.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { readBaseline } from '../discovery/baseline.ts';
-import { currentSnapshot } from './target.ts';
+import { currentSnapshot } from '../approval/index.ts';
 import { driftFrom, driftInputs } from '../discovery/drift-basis.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { collectionPath, objectPath } from '../kube/resources.ts';

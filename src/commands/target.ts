@@ -6,14 +6,12 @@
 
 import { basename } from 'node:path';
 import { dump } from 'js-yaml';
-import { KIND } from '../api/names.ts';
 import type { Command } from '../command.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
-import { operatorError } from '../errors.ts';
+import { currentSnapshot } from '../approval/index.ts';
 import { connect, type KubeClient } from '../kube/client.ts';
 import { loadClientConfig } from '../kube/config.ts';
-import { CONFIG_MAP, objectPath } from '../kube/resources.ts';
-import { SNAPSHOT_KEY, readSnapshot } from '../discovery/snapshot-configmap.ts';
+import { objectPath } from '../kube/resources.ts';
 import type { Snapshot } from '../tools/snapshot.ts';
 
 /**
@@ -127,37 +125,6 @@ export async function openServer(
     client.close();
     throw error;
   }
-}
-
-/** The snapshot status.discovery points to, refused unless it is the one status describes. */
-export async function currentSnapshot(
-  client: KubeClient,
-  server: StoredMCPServer,
-): Promise<Snapshot> {
-  const { namespace, name } = server.metadata;
-  const discovery = server.status?.discovery;
-  const who = `${KIND} ${namespace}/${name}`;
-  if (discovery?.snapshotDigest === undefined) {
-    throw operatorError('MCPOP_NOT_DISCOVERED', who, 'no discovery has succeeded yet');
-  }
-  if (discovery.snapshotConfigMap === undefined) {
-    throw operatorError(
-      'MCPOP_NOT_DISCOVERED',
-      who,
-      'its last snapshot did not fit in a ConfigMap',
-    );
-  }
-  const configMap = await client.request<{ data?: Record<string, string> }>({
-    method: 'GET',
-    path: objectPath(CONFIG_MAP, namespace, discovery.snapshotConfigMap),
-  });
-  const source = `ConfigMap ${namespace}/${discovery.snapshotConfigMap}`;
-  const snapshot = readSnapshot(configMap.data?.[SNAPSHOT_KEY] ?? '', source);
-  if (snapshot.digest !== discovery.snapshotDigest) {
-    const problem = `it holds snapshot ${snapshot.digest} but status.discovery describes ${discovery.snapshotDigest}; discovery may be storing a newer one: run the command again`;
-    throw operatorError('MCPOP_SNAPSHOT_INVALID', source, problem);
-  }
-  return snapshot;
 }
 
 /**

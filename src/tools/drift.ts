@@ -22,7 +22,11 @@ import { highest } from './severity.ts';
 import { shown } from './text.ts';
 import { type CatalogDrifts, catalogDrift } from './catalog.ts';
 
-/** A text the model reads that changed: shown in full by formatDrift, since it is how tools are poisoned. */
+/**
+ * A text the model reads that changed: shown in full by formatDrift, since it is how tools are
+ * poisoned. Against a baseline of digests, `before` is unknown (the baseline has its digest
+ * only) and `after` is the text now, from the snapshot.
+ */
 export interface TextChange {
   field: 'title' | 'description' | 'annotations.title';
   before: string | undefined;
@@ -152,7 +156,8 @@ function compareTool(entry: BaselineTool, current: SnapshotTool): ToolChange | u
       severity: 'breaking',
       basis: 'digest',
       details,
-      texts: [],
+      // Which fields changed is unknown; the text the model reads now is known and shown.
+      texts: textsNow(current, MODEL_TEXTS),
     };
   }
   return fromFieldDigests(entry.name, entry.fields, current);
@@ -187,9 +192,28 @@ function fromFieldDigests(
     // did not record can explain it, and nothing shows it harmless.
     severity: highest(fields.map((field) => SEVERITY_WITHOUT_DEFINITION[field])) ?? 'breaking',
     basis: 'field-digests',
-    details: fields.map((field) => `${field} changed (the baseline has digests only)`),
-    texts: [],
+    details: fields
+      .filter((field) => !isModelText(field))
+      .map((field) => `${field} changed (the baseline has digests only)`),
+    texts: textsNow(current, fields.filter(isModelText)),
   };
+}
+
+/** The tool fields that are text the model reads, shown in full when they change. */
+const MODEL_TEXTS = ['title', 'description'] as const;
+type ModelText = (typeof MODEL_TEXTS)[number];
+
+function isModelText(field: DigestField): field is ModelText {
+  return (MODEL_TEXTS as readonly string[]).includes(field);
+}
+
+/** The texts now of `fields`, for a baseline that has their digests only. */
+function textsNow(current: SnapshotTool, fields: readonly ModelText[]): TextChange[] {
+  return fields.map((field) => ({
+    field,
+    before: undefined,
+    after: text((current.definition as Record<string, unknown>)[field]),
+  }));
 }
 
 // --- a baseline with full definitions -------------------------------------------------------

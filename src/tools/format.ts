@@ -29,7 +29,7 @@ export function formatDrift(drift: Drift): string {
 }
 
 function summary(drift: Drift): string {
-  const poisoned = drift.changed.filter((c) => c.texts.length > 0).length;
+  const poisoned = drift.changed.filter((c) => c.basis !== 'digest' && c.texts.length > 0).length;
   const parts = [
     count(drift.changed.length, 'changed'),
     count(drift.added.length, 'added'),
@@ -53,17 +53,28 @@ function row(kind: string, name: string, note: string): string {
 function formatChange(change: ToolChange): string[] {
   const fields = change.fields.length > 0 ? change.fields.join(', ') : 'unknown fields';
   const lines = [row('CHANGED', change.name, `${change.severity} (${fields})`)];
-  for (const text of change.texts) lines.push(...formatText(text));
+  for (const text of change.texts) lines.push(...formatText(text, change.basis));
   for (const detail of change.details) lines.push(`         ${detail}`);
   return lines;
 }
 
-function formatText(change: TextChange): string[] {
-  return [
-    `  !! ${change.field} changed: the model reads this text. Review it before approving:`,
-    ...quote('-', change.before),
-    ...quote('+', change.after),
-  ];
+/**
+ * A text the model reads, in full: old and new against definitions; against digests, the
+ * text now (from the snapshot), since the baseline has only its digest.
+ */
+export function formatText(change: TextChange, basis: ToolChange['basis']): string[] {
+  if (basis === 'definition') {
+    return [
+      `  !! ${change.field} changed: the model reads this text. Review it before approving:`,
+      ...quote('-', change.before),
+      ...quote('+', change.after),
+    ];
+  }
+  const heading =
+    basis === 'field-digests'
+      ? `${change.field} changed; the baseline has its digest only. The text now, which the model reads:`
+      : `${change.field} now (the baseline has one digest only, so what changed is unknown); the model reads it:`;
+  return [`  !! ${heading}`, ...quote('+', change.after)];
 }
 
 function quote(sign: string, text: string | undefined): string[] {

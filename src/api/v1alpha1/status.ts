@@ -28,6 +28,8 @@ import {
   TOOL_NAME_PATTERN,
 } from '../../tool-record.ts';
 
+export { DRIFT_SEVERITIES };
+
 const Time = (description: string) => Type.String({ description, format: 'date-time' });
 
 const ToolNameField = (description: string) =>

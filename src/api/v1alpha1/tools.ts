@@ -263,9 +263,84 @@ const ApprovedProvenance = Type.Object(
   },
 );
 
+/** Most approval records spec.tools.approved.history keeps, newest first. */
+export const APPROVAL_HISTORY_MAX = 10;
+/** Most entries one record lists, and all records together: the rest are counted in `omitted`. */
+export const APPROVAL_CHANGES_MAX = MAX_TOOLS;
+export const APPROVAL_NOTE_MAX = 1024;
+/** Longest user name recorded: Kubernetes sets no bound, OIDC subjects are short. */
+export const APPROVER_MAX = 512;
+export const APPROVAL_ENTRY_KINDS = ['tool', 'prompt', 'resource', 'resourceTemplate'] as const;
+export const APPROVAL_CHANGES = ['added', 'changed', 'removed'] as const;
+
+const ApprovalChange = Type.Object(
+  {
+    kind: StringEnum(APPROVAL_ENTRY_KINDS, { description: 'What the entry is.' }),
+    name: Type.String({
+      description:
+        'Its key: the name of a tool or prompt, the URI of a resource, the URI template of a resource template.',
+      maxLength: CATALOG_KEY_LENGTH_MAX,
+    }),
+    change: StringEnum(APPROVAL_CHANGES, {
+      description:
+        'added: approved for the first time; changed: a new definition approved in place of the old; removed: no longer listed, taken out of the baseline.',
+    }),
+    digest: Type.Optional(
+      Type.String({
+        description: 'The digest approved (added and changed entries).',
+        pattern: DIGEST_PATTERN,
+        maxLength: 71,
+      }),
+    ),
+  },
+  { description: 'One entry an approval added, changed or removed.' },
+);
+
+const ApprovalRecord = Type.Object(
+  {
+    approvedBy: Type.String({
+      description:
+        'Who approved: the user name the API server authenticated (a SelfSubjectReview) when `mcp-operator approve` wrote the approval. A claim of the client; the API server audit log holds the proof.',
+      minLength: 1,
+      maxLength: APPROVER_MAX,
+    }),
+    approvedAt: Type.String({ description: 'When, in RFC 3339.', format: 'date-time' }),
+    snapshotDigest: Type.String({
+      description: 'The snapshot approved from (status.discovery.snapshotDigest then).',
+      pattern: DIGEST_PATTERN,
+      maxLength: 71,
+    }),
+    note: Type.Optional(
+      Type.String({
+        description: 'Why, in the approver’s words (`approve --note`).',
+        maxLength: APPROVAL_NOTE_MAX,
+      }),
+    ),
+    changes: Type.Optional(
+      Type.Array(ApprovalChange, {
+        description: 'What this approval added, changed or removed, with the digests it approved.',
+        maxItems: APPROVAL_CHANGES_MAX,
+      }),
+    ),
+    omitted: Type.Optional(
+      Type.Integer({
+        description: 'Changes of this approval not listed, past the bound of changes.',
+        minimum: 1,
+      }),
+    ),
+  },
+  { description: 'One approval: who, when, from which snapshot, what it changed, and why.' },
+);
+
 const Approved = Type.Object(
   {
     provenance: Type.Optional(ApprovedProvenance),
+    history: Type.Optional(
+      Type.Array(ApprovalRecord, {
+        description: `The approvals that made this baseline, newest first, as \`mcp-operator approve\` records them (at most ${APPROVAL_HISTORY_MAX}, and ${APPROVAL_CHANGES_MAX} changes in all; older ones are dropped: the API server audit log and Git keep the rest). For review only: drift compares the tools themselves.`,
+        maxItems: APPROVAL_HISTORY_MAX,
+      }),
+    ),
     prompts: ApprovedItems(
       'name',
       'prompt',
@@ -360,3 +435,5 @@ export const Tools = Type.Object(
 export type DriftPolicy = (typeof DRIFT_POLICIES)[number];
 export type ApprovedTool = Static<typeof ApprovedTool>;
 export type ApprovedProvenance = Static<typeof ApprovedProvenance>;
+export type ApprovalRecord = Static<typeof ApprovalRecord>;
+export type ApprovalChange = Static<typeof ApprovalChange>;
