@@ -13,6 +13,7 @@ import {
   metricsDoc,
   seriesNames,
 } from '../../scripts/metrics-docs.ts';
+import { DRIFT_SEVERITIES } from '../../src/tool-record.ts';
 import { Helm } from '../charts/helm.ts';
 import { type Monitoring, Promtool, type RuleFile, renderMonitoring } from './promtool.ts';
 
@@ -196,7 +197,8 @@ describe('runbooks', () => {
       ),
     );
     const alerts = monitoring.rules.groups.flatMap((g) => g.rules);
-    expect(alerts.length).toBe(7);
+    // One drift alert per severity, then discovery, saturation, reconcile errors and absence.
+    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 4);
     for (const alert of alerts) {
       const anchor = alert.annotations?.runbook_url?.split('#')[1];
       expect(anchor, alert.alert).toBe(alert.alert?.toLowerCase());
