@@ -455,6 +455,11 @@ export class Upstream {
   }
 
   #childRequest(request: JsonRpcRequest, relatedTo: RequestId | undefined): void {
+    if (this.#ended(relatedTo)) {
+      const message = 'The request this belongs to has ended';
+      this.#send(errorResponse(request.id, WIRE.INVALID_REQUEST, message));
+      return;
+    }
     const target = this.#work(relatedTo);
     const session = target?.session ?? [...this.#attachments.keys()].at(-1);
     if (!session) {
@@ -504,6 +509,13 @@ export class Upstream {
           (params._meta as Record<string, unknown> | undefined)?.[META.subscriptionId] !== undefined
         )
           return this.#broadcast(notification);
+        if (this.#ended(relatedTo)) {
+          this.#options.logger.debug(
+            { child: this.label, method: notification.method },
+            'notification for a request that has ended; dropped',
+          );
+          return;
+        }
         const work = this.#work(relatedTo);
         if (work?.session) work.session.deliver(notification, work.clientId);
         else this.#broadcast(notification);
@@ -530,6 +542,16 @@ export class Upstream {
   #work(relatedTo: RequestId | undefined): Pending | undefined {
     const related = typeof relatedTo === 'number' ? this.#pending.get(relatedTo) : undefined;
     return related?.session ? related : this.#currentWork();
+  }
+
+  /**
+   * The message came with a request that has ended (answered, timed out, cancelled): it
+   * belongs to no one, and must not reach whichever request is in flight now.
+   */
+  #ended(relatedTo: RequestId | undefined): boolean {
+    return (
+      relatedTo !== undefined && !(typeof relatedTo === 'number' && this.#pending.has(relatedTo))
+    );
   }
 
   /** The client request the child most recently received and has not answered. */
