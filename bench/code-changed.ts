@@ -28,7 +28,8 @@ const repeat = Number(
 const ROOT = join(import.meta.dirname, '..');
 const TEST = 'test/e2e/package-provenance.cluster.test.ts';
 const LINE =
-  /^(npx|uvx): pod restart → CodeChanged in status: ([\d.]+) s \(pod ready, the release installed: ([\d.]+) s; then the operator: (-?[\d.]+) s\)$/gm;
+  // Vitest prefixes the line with terminal colours: no anchor at its start.
+  /(npx|uvx): pod restart → CodeChanged in status: ([\d.]+) s \(pod ready, the release installed: ([\d.]+) s; then the operator: (-?[\d.]+) s\)/g;
 
 interface Sample {
   total: number;
