@@ -235,7 +235,7 @@ describe('where findings show', () => {
     expect(events).toEqual([
       expect.objectContaining({
         type: 'Warning',
-        message: expect.stringContaining('conceal-from-user'),
+        message: expect.stringContaining('conceal-from-user') as unknown,
       }),
     ]);
     const same = { ...before, discovery: { textFindings: found } } as MCPServerStatus;
