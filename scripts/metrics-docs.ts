@@ -58,6 +58,7 @@ function operatorRegistry(): Registry {
     queueDepth: () => ({ fast: 0, normal: 0 }),
     managedObjects: () => ({}),
     isLeader: () => false,
+    codeChanged: () => [],
   });
   new ResultStore(controller.registry);
   new DiscoveryScheduler({
@@ -153,8 +154,9 @@ ${bounds.join('\n')}
 
 ## Process metrics
 
-Both processes also export prom-client's Node.js process metrics under their own prefix. Their
-names are prom-client's (some gauges end in \`_total\`), kept as every Node.js service exports them.
+Both processes also export prom-client's Node.js process metrics under their own prefix, with
+prom-client's names, except its \`nodejs_active_{handles,requests,resources}_total\`: gauges
+with a counter's suffix, left out (each is the sum of the gauge without \`_total\`).
 
 ### Operator
 
