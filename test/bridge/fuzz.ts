@@ -603,7 +603,7 @@ export const FUZZ_SERVERS = {
 /** Flags of every fuzzed bridge: short timeouts, so a case that hangs costs little. */
 export const FUZZ_FLAGS = [
   '--request-timeout',
-  '2s',
+  '1s',
   '--idle-timeout',
   '60s',
   '--max-sessions',
