@@ -71,7 +71,7 @@ async function startOAuthBridge(
   oauth: Partial<OAuthOptions> = {},
   {
     command = SERVERS.memory,
-    toolScopes = TOOL_SCOPES as Record<string, string[]>,
+    toolScopes = TOOL_SCOPES,
   }: { command?: string[]; toolScopes?: Record<string, string[]> } = {},
 ): Promise<RunningBridge> {
   const dir = await tempDir('oauth-policy');
@@ -319,7 +319,8 @@ describe('hostile tokens are refused with 401 invalid_token', () => {
     const real = parts(await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]));
     // Signed with the issuer's own key: only the type tells it from an access token.
     const key = await importJWK({ ...as.keys[0]! } as JWK, 'ES256');
-    const { typ: _typ, ...untyped } = real.header;
+    const untyped = { ...real.header };
+    delete untyped.typ;
     for (const header of [{ ...real.header, typ: 'JWT' }, untyped]) {
       const token = await new SignJWT(real.payload)
         .setProtectedHeader(header as { alg: string })

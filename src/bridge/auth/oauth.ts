@@ -252,9 +252,8 @@ export class ResourceServer {
 }
 
 function callerOf(claims: Record<string, unknown>): Caller {
-  const subject = [claims.sub, claims.client_id].find((value) => typeof value === 'string');
-  return {
-    scopes: grantedScopes(claims),
-    ...(subject === undefined ? {} : { subject: subject as string }),
-  };
+  const { sub, client_id: clientId } = claims;
+  const subject =
+    typeof sub === 'string' ? sub : typeof clientId === 'string' ? clientId : undefined;
+  return { scopes: grantedScopes(claims), ...(subject === undefined ? {} : { subject }) };
 }
