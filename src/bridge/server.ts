@@ -139,6 +139,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     generation: () => changes.mark.generation,
     waiting: () => changes.waiting,
   });
+  const guard = entryGuard(logger, (entry) => metrics.entryFailures.inc({ entry }));
   const bridge = new SessionTable(
     {
       mode: options.sessionMode,
@@ -158,6 +159,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         bridge: 16 * options.maxMessageBytes,
       }),
       pooled: () => pool?.size ?? 0,
+      guard,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
       hooks: (upstream) =>
         changes.observing(
@@ -225,7 +227,6 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     ...(oauth && metadataRoutes(oauth.server, () => policy?.value)),
   };
 
-  const guard = entryGuard(logger, (entry) => metrics.entryFailures.inc({ entry }));
   const server: Server = createServer((req, res) => {
     guard.run(
       'http_request',

@@ -37,6 +37,7 @@ import {
   type RequestId,
 } from '../../mcp/jsonrpc.ts';
 import { META } from '../../mcp/metadata.ts';
+import { ownValue } from '../../mcp/untrusted.ts';
 import { replyJson } from '../replies.ts';
 import { SSE_HEADERS } from './sse.ts';
 import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from '../upstream.ts';
@@ -259,7 +260,7 @@ export class Era2026Call implements SessionPort {
   #inputRequest(request: JsonRpcRequest): void {
     // Only requests for a client capability become input requests. Others (a ping) get a
     // refusal, and the child decides.
-    const capability = CLIENT_CAPABILITY[request.method];
+    const capability = ownValue(CLIENT_CAPABILITY, request.method);
     if (capability === undefined || this.#declared[capability] === undefined) {
       const refusal = errorResponse(
         request.id,
