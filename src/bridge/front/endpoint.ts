@@ -28,6 +28,7 @@ import {
   WIRE,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type RequestId,
 } from '../../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from '../replies.ts';
 import type { ResourceServer } from '../auth/oauth.ts';
@@ -90,8 +91,8 @@ export function mcpEndpoint(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> | void {
   const methods: Record<string, Handler> = {
     POST: (req, res, caller) => post(ctx, req, res, caller),
-    GET: (req, res) => get(ctx, req, res),
-    DELETE: (req, res) => remove(ctx, req, res),
+    GET: (req, res, caller) => get(ctx, req, res, caller),
+    DELETE: (req, res, caller) => remove(ctx, req, res, caller),
   };
   const dispatch = (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => {
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
@@ -141,6 +142,7 @@ function refuseAccess(
   oauth: ResourceServer,
   res: ServerResponse,
   refusal: Refusal,
+  id: RequestId | null = null,
 ): void {
   ctx.oauthRefused?.(refusalReason(refusal));
   const headers: Record<string, string | number> = {
@@ -149,6 +151,7 @@ function refuseAccess(
   if (refusal.status === 503) headers['retry-after'] = 5;
   const prefix = refusal.status === 403 ? 'Forbidden' : 'Unauthorized';
   replyError(res, refusal.status, WIRE.SERVER_ERROR, `${prefix}: ${refusal.description}`, {
+    id,
     headers,
   });
 }
@@ -215,7 +218,7 @@ function route(
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes, caller);
-  const session = findSession(ctx, req, res);
+  const session = findSession(ctx, req, res, caller);
   if (!session) return undefined;
   if (isRequest(message)) {
     session.request(message, res, bytes, caller);
@@ -253,12 +256,18 @@ function lacksToolScope(
   const scope = [
     ...new Set([...oauth.options.scopes, ...(ownValue(policy?.toolScopes, name) ?? [])]),
   ];
-  refuseAccess(ctx, oauth, res, {
-    status: 403,
-    error: 'insufficient_scope',
-    description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
-    scope: scope.join(' '),
-  });
+  refuseAccess(
+    ctx,
+    oauth,
+    res,
+    {
+      status: 403,
+      error: 'insufficient_scope',
+      description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
+      scope: scope.join(' '),
+    },
+    message.id,
+  );
   return true;
 }
 
@@ -396,11 +405,20 @@ async function initialize(
     });
   }
   ctx.logger.info({ session: session.logId }, 'session started');
+  if (ctx.oauth) session.owner = caller?.subject;
   session.request(message, res, bytes, caller);
 }
 
-/** The session a request names: 400 without a session id, 404 for an unknown one. */
-function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse) {
+/**
+ * The session a request names: 400 without a session id, 404 for an unknown one, and with
+ * OAuth for one another subject opened (the id alone proves nothing: it may have leaked).
+ */
+function findSession(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+) {
   const version = header(req, HEADER.protocolVersion);
   // Without the header the server SHOULD assume 2025-03-26; an unknown one is a 400.
   if (version !== undefined && !HANDSHAKE_VERSIONS.includes(version)) {
@@ -421,7 +439,7 @@ function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResp
     return undefined;
   }
   const session = ctx.bridge.session(id);
-  if (!session) {
+  if (!session || (ctx.oauth && session.owner !== caller?.subject)) {
     replyError(
       res,
       404,
@@ -434,7 +452,12 @@ function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResp
   return session;
 }
 
-function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
+function get(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+): void {
   if (!accepts(req, 'text/event-stream')) {
     return replyError(
       res,
@@ -443,7 +466,7 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
       'Not Acceptable: Accept must list text/event-stream',
     );
   }
-  const session = findSession(ctx, req, res);
+  const session = findSession(ctx, req, res, caller);
   if (!session) return;
   const lastEventId = header(req, HEADER.lastEventId);
   if (lastEventId === undefined) {
@@ -469,8 +492,13 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
   }
 }
 
-function remove(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
-  const session = findSession(ctx, req, res);
+function remove(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+): void {
+  const session = findSession(ctx, req, res, caller);
   if (!session) return;
   session.end('the client ended the session');
   replyEmpty(res, 204);
