@@ -10,6 +10,8 @@ import { STATELESS_VERSION } from '../mcp/versions.ts';
 /** Who sent a request, as its OAuth access token proves (auth/oauth.ts): what it was granted. */
 export interface Caller {
   scopes: ReadonlySet<string>;
+  /** Whom the token speaks for: `sub`, else `client_id`; a session is bound to it. */
+  subject?: string;
 }
 
 /** How a request to the server ended, as the request metrics label it. */

@@ -197,9 +197,9 @@ describe('runbooks', () => {
       ),
     );
     const alerts = monitoring.rules.groups.flatMap((g) => g.rules);
-    // One drift alert per severity, then code changed, discovery, saturation, reconcile errors
-    // and absence.
-    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 5);
+    // One drift alert per severity, one findings alert per alarming level (critical, warning),
+    // then code changed, discovery, saturation, reconcile errors and absence.
+    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 2 + 5);
     for (const alert of alerts) {
       const anchor = alert.annotations?.runbook_url?.split('#')[1];
       expect(anchor, alert.alert).toBe(alert.alert?.toLowerCase());

@@ -84,7 +84,7 @@ describe('the chart’s alert rules', () => {
     const { code, output } = await promtool.run(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': rules,
     });
-    expect(output).toMatch(/SUCCESS: 9 rules found/);
+    expect(output).toMatch(/SUCCESS: 11 rules found/);
     expect(code).toBe(0);
   });
 
@@ -161,6 +161,37 @@ describe('the chart’s alert rules', () => {
               drift: 'widening',
             },
           ),
+        ],
+      ),
+    );
+  });
+
+  it('MCPServerTextFindings fires at once on critical and warning findings, graded by level', async () => {
+    const { rules } = await renderMonitoring(helm);
+    await expectPasses(
+      testRules(
+        withoutAnnotations(rules),
+        [
+          // A critical finding from minute 0 to 10, then the server is fixed.
+          {
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-a/search",level="critical"}`,
+            values: '2x10 stale',
+          },
+          // Info findings are shown, never alerted on.
+          {
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-b/notes",level="info"}`,
+            values: '3x20',
+          },
+        ],
+        [
+          firing('MCPServerTextFindings', 1, {
+            namespace: 'team-a',
+            mcpserver: 'search',
+            server: 'team-a/search',
+            severity: 'critical',
+            level: 'critical',
+          }),
+          none('MCPServerTextFindings', 12),
         ],
       ),
     );

@@ -6,6 +6,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Bound } from '../budget.ts';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from '../auth/bearer.ts';
 import { BridgeClosingError, SessionLimitError, type SessionTable } from './session-table.ts';
@@ -27,6 +28,7 @@ import {
   WIRE,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type RequestId,
 } from '../../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from '../replies.ts';
 import type { ResourceServer } from '../auth/oauth.ts';
@@ -89,8 +91,8 @@ export function mcpEndpoint(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> | void {
   const methods: Record<string, Handler> = {
     POST: (req, res, caller) => post(ctx, req, res, caller),
-    GET: (req, res) => get(ctx, req, res),
-    DELETE: (req, res) => remove(ctx, req, res),
+    GET: (req, res, caller) => get(ctx, req, res, caller),
+    DELETE: (req, res, caller) => remove(ctx, req, res, caller),
   };
   const dispatch = (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => {
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
@@ -140,6 +142,7 @@ function refuseAccess(
   oauth: ResourceServer,
   res: ServerResponse,
   refusal: Refusal,
+  id: RequestId | null = null,
 ): void {
   ctx.oauthRefused?.(refusalReason(refusal));
   const headers: Record<string, string | number> = {
@@ -148,6 +151,7 @@ function refuseAccess(
   if (refusal.status === 503) headers['retry-after'] = 5;
   const prefix = refusal.status === 403 ? 'Forbidden' : 'Unauthorized';
   replyError(res, refusal.status, WIRE.SERVER_ERROR, `${prefix}: ${refusal.description}`, {
+    id,
     headers,
   });
 }
@@ -214,7 +218,7 @@ function route(
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes, caller);
-  const session = findSession(ctx, req, res);
+  const session = findSession(ctx, req, res, caller);
   if (!session) return undefined;
   if (isRequest(message)) {
     session.request(message, res, bytes, caller);
@@ -252,12 +256,18 @@ function lacksToolScope(
   const scope = [
     ...new Set([...oauth.options.scopes, ...(ownValue(policy?.toolScopes, name) ?? [])]),
   ];
-  refuseAccess(ctx, oauth, res, {
-    status: 403,
-    error: 'insufficient_scope',
-    description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
-    scope: scope.join(' '),
-  });
+  refuseAccess(
+    ctx,
+    oauth,
+    res,
+    {
+      status: 403,
+      error: 'insufficient_scope',
+      description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
+      scope: scope.join(' '),
+    },
+    message.id,
+  );
   return true;
 }
 
@@ -282,7 +292,7 @@ function dropUnprovenUnfiltered(
 
 /** The error answer to a body readBody refused; anything else is thrown on. */
 function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): void {
-  if (error instanceof OverBudget) return replyOverBudget(ctx, res, error);
+  if (error instanceof OverBudget) return replyOverBudget(ctx.bridge, res, error.bound);
   if (!(error instanceof BodyTooLarge)) throw error;
   res.setHeader('connection', 'close');
   replyError(res, 413, WIRE.INVALID_REQUEST, `Request body larger than ${ctx.maxBodyBytes} bytes`);
@@ -292,11 +302,11 @@ function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): 
  * 429 when the session has too much waiting for its child: that client should slow down. 503
  * when all sessions together have: the bridge is overloaded (RFC 9110 15.6.4, RFC 6585 4).
  */
-function replyOverBudget(ctx: EndpointContext, res: ServerResponse, error: OverBudget): void {
-  const { limits } = ctx.bridge.budget;
-  ctx.bridge.countRefusal(error.bound === 'session' ? 'session_bytes' : 'bridge_bytes');
+export function replyOverBudget(bridge: SessionTable, res: ServerResponse, bound: Bound): void {
+  const { limits } = bridge.budget;
+  bridge.countRefusal(bound === 'session' ? 'session_bytes' : 'bridge_bytes');
   const [status, where, limit] =
-    error.bound === 'session'
+    bound === 'session'
       ? [429, 'the MCP server in this session', limits.session]
       : [503, 'the MCP servers of this bridge', limits.bridge];
   replyError(
@@ -395,11 +405,20 @@ async function initialize(
     });
   }
   ctx.logger.info({ session: session.logId }, 'session started');
+  if (ctx.oauth) session.owner = caller?.subject;
   session.request(message, res, bytes, caller);
 }
 
-/** The session a request names: 400 without a session id, 404 for an unknown one. */
-function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse) {
+/**
+ * The session a request names: 400 without a session id, 404 for an unknown one, and with
+ * OAuth for one another subject opened (the id alone proves nothing: it may have leaked).
+ */
+function findSession(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+) {
   const version = header(req, HEADER.protocolVersion);
   // Without the header the server SHOULD assume 2025-03-26; an unknown one is a 400.
   if (version !== undefined && !HANDSHAKE_VERSIONS.includes(version)) {
@@ -420,7 +439,7 @@ function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResp
     return undefined;
   }
   const session = ctx.bridge.session(id);
-  if (!session) {
+  if (!session || (ctx.oauth && session.owner !== caller?.subject)) {
     replyError(
       res,
       404,
@@ -433,7 +452,12 @@ function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResp
   return session;
 }
 
-function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
+function get(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+): void {
   if (!accepts(req, 'text/event-stream')) {
     return replyError(
       res,
@@ -442,7 +466,7 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
       'Not Acceptable: Accept must list text/event-stream',
     );
   }
-  const session = findSession(ctx, req, res);
+  const session = findSession(ctx, req, res, caller);
   if (!session) return;
   const lastEventId = header(req, HEADER.lastEventId);
   if (lastEventId === undefined) {
@@ -468,8 +492,13 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
   }
 }
 
-function remove(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
-  const session = findSession(ctx, req, res);
+function remove(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+): void {
+  const session = findSession(ctx, req, res, caller);
   if (!session) return;
   session.end('the client ended the session');
   replyEmpty(res, 204);
