@@ -2,7 +2,8 @@
  * Writes the generated configuration reference (scripts/chart-docs.ts), the error reference
  * (scripts/error-docs.ts) and the schema of `mcp-operator export` (scripts/export-schema.ts), or
  * with `--check` fails when the committed files differ from a fresh generation
- * (`npm run docs:check`). Either way it fails on a link that leads nowhere (scripts/doc-links.ts).
+ * (`npm run docs:check`). Either way it fails on a link that leads nowhere and on prose that
+ * reads "undefined" (scripts/doc-links.ts).
  */
 
 import { generatedDocs } from './chart-docs.ts';
@@ -17,5 +18,5 @@ const stale = await writeOrCheck(
   process.argv.includes('--check'),
 );
 const dead = deadLinks();
-for (const line of dead) console.error(`dead link: ${line}`);
+for (const line of dead) console.error(`docs:check: ${line}`);
 process.exitCode = stale !== 0 || dead.length > 0 ? 1 : 0;

@@ -132,8 +132,8 @@ export function metricsDoc(catalog: MetricInfo[]): string {
 
 # Metrics reference
 
-The operator serves \`/metrics\` on its metrics port (\`metrics.port\`, the \`<release>-metrics\`
-Service; \`metrics.serviceMonitor.enabled\` has the Prometheus operator scrape it). Every bridge
+The operator serves \`/metrics\` on its metrics port (\`metrics.port\`, the \`<fullname>-metrics\`
+Service, \`mcp-operator-metrics\` for the release \`mcp-operator\`; \`metrics.serviceMonitor.enabled\` has the Prometheus operator scrape it). Every bridge
 serves \`/metrics\` beside its MCP endpoint. Names follow the Prometheus naming guide: counters end
 in \`_total\`, durations and times are in seconds (\`_seconds\`, \`_timestamp_seconds\`), and every
 label has a bounded set of values (below): no tool name, URL or client-chosen text is a label.

@@ -100,6 +100,12 @@ export function rowSource(server: StoredMCPServer): StoredMCPServer {
   };
 }
 
+/**
+ * Objects per page of the first list: each page is held whole, as text and parsed, before
+ * rowSource slims it, so smaller pages keep the console's peak memory down at a thousand servers.
+ */
+const LIST_PAGE_SIZE = 100;
+
 const ROW_CONDITIONS = new Set<string>([ConditionType.Ready, ConditionType.Drifted]);
 
 export interface WatchOptions {
@@ -126,6 +132,7 @@ export class ConsoleWatch {
       ...common,
       resource: MCP_SERVER,
       transform: rowSource,
+      pageSize: LIST_PAGE_SIZE,
       onChange: (change) => this.#onServer(change),
     });
     this.#events = o.events

@@ -6,6 +6,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Bound } from '../budget.ts';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from '../auth/bearer.ts';
 import { BridgeClosingError, SessionLimitError, type SessionTable } from './session-table.ts';
@@ -291,7 +292,7 @@ function dropUnprovenUnfiltered(
 
 /** The error answer to a body readBody refused; anything else is thrown on. */
 function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): void {
-  if (error instanceof OverBudget) return replyOverBudget(ctx, res, error);
+  if (error instanceof OverBudget) return replyOverBudget(ctx.bridge, res, error.bound);
   if (!(error instanceof BodyTooLarge)) throw error;
   res.setHeader('connection', 'close');
   replyError(res, 413, WIRE.INVALID_REQUEST, `Request body larger than ${ctx.maxBodyBytes} bytes`);
@@ -301,11 +302,11 @@ function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): 
  * 429 when the session has too much waiting for its child: that client should slow down. 503
  * when all sessions together have: the bridge is overloaded (RFC 9110 15.6.4, RFC 6585 4).
  */
-function replyOverBudget(ctx: EndpointContext, res: ServerResponse, error: OverBudget): void {
-  const { limits } = ctx.bridge.budget;
-  ctx.bridge.countRefusal(error.bound === 'session' ? 'session_bytes' : 'bridge_bytes');
+export function replyOverBudget(bridge: SessionTable, res: ServerResponse, bound: Bound): void {
+  const { limits } = bridge.budget;
+  bridge.countRefusal(bound === 'session' ? 'session_bytes' : 'bridge_bytes');
   const [status, where, limit] =
-    error.bound === 'session'
+    bound === 'session'
       ? [429, 'the MCP server in this session', limits.session]
       : [503, 'the MCP servers of this bridge', limits.bridge];
   replyError(
