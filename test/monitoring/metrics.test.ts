@@ -197,8 +197,9 @@ describe('runbooks', () => {
       ),
     );
     const alerts = monitoring.rules.groups.flatMap((g) => g.rules);
-    // One drift alert per severity, then discovery, saturation, reconcile errors and absence.
-    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 4);
+    // One drift alert per severity, then discovery, saturation, audit drops, reconcile errors and
+    // absence.
+    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 5);
     for (const alert of alerts) {
       const anchor = alert.annotations?.runbook_url?.split('#')[1];
       expect(anchor, alert.alert).toBe(alert.alert?.toLowerCase());

@@ -212,7 +212,10 @@ export class ResourceServer {
 }
 
 function callerOf(claims: Record<string, unknown>): Caller {
-  return { scopes: grantedScopes(claims) };
+  const caller: Caller = { scopes: grantedScopes(claims) };
+  if (typeof claims.sub === 'string') caller.subject = claims.sub;
+  if (typeof claims.client_id === 'string') caller.clientId = claims.client_id;
+  return caller;
 }
 
 /** RFC 7662 section 2, client authentication per RFC 6749 section 2.3.1 (form-encoded, Basic). */

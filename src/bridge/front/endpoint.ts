@@ -39,6 +39,7 @@ import type { Caller } from '../identity.ts';
 import { lackingScopes } from '../policy/gate.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
 import { parseEventId } from './sse.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 
 export interface EndpointContext {
   bridge: SessionTable;
@@ -58,6 +59,8 @@ export interface EndpointContext {
   accepting: () => boolean;
   /** Handles a request of a 2026-07-28 client; undefined: such requests are refused. */
   era2026?: Era2026Handler;
+  /** Records gated requests and refusals; undefined: no audit events. */
+  audit?: AuditTrail | undefined;
 }
 
 export interface Era2026Handler {
@@ -94,6 +97,7 @@ export function mcpEndpoint(
   const dispatch = (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => {
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
     if (verdict === 'denied') {
+      ctx.audit?.refused(req, { status: 401, reason: 'unauthorized' });
       return replyError(
         res,
         401,
@@ -105,6 +109,7 @@ export function mcpEndpoint(
       );
     }
     if (verdict === 'unavailable') {
+      ctx.audit?.refused(req, { status: 503, reason: 'token_unavailable' });
       return replyError(res, 503, WIRE.SERVER_ERROR, 'The bridge cannot read its token file');
     }
     const handler = methods[req.method ?? ''];
@@ -121,11 +126,12 @@ export function mcpEndpoint(
     res: ServerResponse,
   ): Promise<void> => {
     const outcome = await oauth.authenticate(header(req, 'authorization'));
-    if ('refusal' in outcome) return refuseAccess(ctx, oauth, res, outcome.refusal);
+    if ('refusal' in outcome) return refuseAccess(ctx, oauth, req, res, outcome.refusal);
     await dispatch(req, res, outcome.caller);
   };
   return (req, res) => {
     if (!originAllowed(header(req, 'origin'), ctx.allowedOrigins)) {
+      ctx.audit?.refused(req, { status: 403, reason: 'foreign_origin' });
       return replyError(res, 403, WIRE.SERVER_ERROR, 'Forbidden: this Origin is not allowed');
     }
     if (ctx.oauth) return authenticated(ctx.oauth, req, res);
@@ -137,10 +143,14 @@ export function mcpEndpoint(
 function refuseAccess(
   ctx: EndpointContext,
   oauth: ResourceServer,
+  req: IncomingMessage,
   res: ServerResponse,
   refusal: Refusal,
+  audited: { message: JsonRpcMessage; caller: Caller | undefined } | undefined = undefined,
 ): void {
-  ctx.oauthRefused?.(refusalReason(refusal));
+  const reason = refusalReason(refusal);
+  ctx.oauthRefused?.(reason);
+  ctx.audit?.refused(req, { status: refusal.status, reason, ...audited });
   const headers: Record<string, string | number> = {
     'www-authenticate': bearerChallenge(oauth.options, refusal),
   };
@@ -182,7 +192,7 @@ async function post(
   try {
     body = await readBody(req, ctx.maxBodyBytes, account);
   } catch (error) {
-    refuseBody(ctx, res, error);
+    refuseBody(ctx, req, res, error);
     return;
   }
   // Given back in the same synchronous step in which a session's message is handed on, so no
@@ -207,13 +217,14 @@ function route(
   caller: Caller | undefined,
 ): Promise<void> | undefined {
   dropUnprovenUnfiltered(ctx, req, message);
-  if (ctx.oauth && lacksToolScope(ctx, ctx.oauth, res, message, caller)) return undefined;
+  ctx.audit?.arrived(req, message);
+  if (ctx.oauth && lacksToolScope(ctx, ctx.oauth, req, res, message, caller)) return undefined;
   if (ctx.era2026?.claims(req, message))
     return ctx.era2026.handle(req, res, message, bytes, caller);
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes, caller);
-  const session = findSession(ctx, req, res);
+  const session = findSession(ctx, req, res, message);
   if (!session) return undefined;
   if (isRequest(message)) {
     session.request(message, res, bytes, caller);
@@ -238,6 +249,7 @@ function route(
 function lacksToolScope(
   ctx: EndpointContext,
   oauth: ResourceServer,
+  req: IncomingMessage,
   res: ServerResponse,
   message: JsonRpcMessage,
   caller: Caller | undefined,
@@ -249,12 +261,13 @@ function lacksToolScope(
   const lacking = lackingScopes(policy, name, caller);
   if (lacking.length === 0) return false;
   const scope = [...new Set([...oauth.options.scopes, ...(policy?.toolScopes?.[name] ?? [])])];
-  refuseAccess(ctx, oauth, res, {
+  const refusal: Refusal = {
     status: 403,
     error: 'insufficient_scope',
     description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
     scope: scope.join(' '),
-  });
+  };
+  refuseAccess(ctx, oauth, req, res, refusal, { message, caller });
   return true;
 }
 
@@ -278,8 +291,13 @@ function dropUnprovenUnfiltered(
 }
 
 /** The error answer to a body readBody refused; anything else is thrown on. */
-function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): void {
-  if (error instanceof OverBudget) return replyOverBudget(ctx, res, error);
+function refuseBody(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: unknown,
+): void {
+  if (error instanceof OverBudget) return replyOverBudget(ctx, req, res, error);
   if (!(error instanceof BodyTooLarge)) throw error;
   res.setHeader('connection', 'close');
   replyError(res, 413, WIRE.INVALID_REQUEST, `Request body larger than ${ctx.maxBodyBytes} bytes`);
@@ -289,13 +307,20 @@ function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): 
  * 429 when the session has too much waiting for its child: that client should slow down. 503
  * when all sessions together have: the bridge is overloaded (RFC 9110 15.6.4, RFC 6585 4).
  */
-function replyOverBudget(ctx: EndpointContext, res: ServerResponse, error: OverBudget): void {
+function replyOverBudget(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: OverBudget,
+): void {
   const { limits } = ctx.bridge.budget;
-  ctx.bridge.countRefusal(error.bound === 'session' ? 'session_bytes' : 'bridge_bytes');
+  const bound = error.bound === 'session' ? 'session_bytes' : 'bridge_bytes';
+  ctx.bridge.countRefusal(bound);
   const [status, where, limit] =
     error.bound === 'session'
       ? [429, 'the MCP server in this session', limits.session]
       : [503, 'the MCP servers of this bridge', limits.bridge];
+  ctx.audit?.refused(req, { status, reason: bound });
   replyError(
     res,
     status,
@@ -363,6 +388,7 @@ async function initialize(
     if (error instanceof BridgeClosingError) return shuttingDown();
     if (error instanceof SessionLimitError) {
       const limit = ctx.bridge.config.maxSessions;
+      ctx.audit?.refused(req, { status: 503, reason: 'max_sessions', message, caller });
       return replyError(
         res,
         503,
@@ -383,8 +409,16 @@ async function initialize(
   session.request(message, res, bytes, caller);
 }
 
-/** The session a request names: 400 without a session id, 404 for an unknown one. */
-function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse) {
+/**
+ * The session a request names: 400 without a session id, 404 for an unknown one. `message`:
+ * the POSTed message, for the audit event of a refusal.
+ */
+function findSession(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  message?: JsonRpcMessage,
+) {
   const version = header(req, HEADER.protocolVersion);
   // Without the header the server SHOULD assume 2025-03-26; an unknown one is a 400.
   if (version !== undefined && !HANDSHAKE_VERSIONS.includes(version)) {
@@ -406,6 +440,11 @@ function findSession(ctx: EndpointContext, req: IncomingMessage, res: ServerResp
   }
   const session = ctx.bridge.session(id);
   if (!session) {
+    ctx.audit?.refused(req, {
+      status: 404,
+      reason: 'unknown_session',
+      ...(message && { message }),
+    });
     replyError(
       res,
       404,

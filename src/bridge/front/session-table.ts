@@ -15,7 +15,7 @@ import type { BridgeMetrics, RefusalBound } from '../metrics.ts';
 import { Session } from './session.ts';
 import { holdChildSubscription, type Capabilities } from './era-2026-listen.ts';
 import type { Launcher, Transport } from '../transport.ts';
-import { Upstream, type UpstreamHooks } from '../upstream.ts';
+import { Upstream, type EndedRequest, type UpstreamHooks } from '../upstream.ts';
 
 export interface SessionTableConfig {
   mode: SessionMode;
@@ -38,6 +38,8 @@ export interface SessionTableDeps {
   pooled?: () => number;
   /** Ids for new sessions; by default a random UUID (replicas.ts names the replica in them). */
   sessionId?: () => string;
+  /** Every client request when it ends (the audit trail); absent: nothing is gathered. */
+  onRequestEnd?: (ended: EndedRequest) => void;
 }
 
 /**
@@ -401,6 +403,7 @@ export class SessionTable {
       hooks: this.#deps.hooks,
       onRequestDone: (method, outcome, seconds) =>
         this.#deps.metrics.requestDone(method, outcome, seconds),
+      ...(this.#deps.onRequestEnd ? { onRequestEnd: this.#deps.onRequestEnd } : {}),
     };
   }
 
