@@ -325,9 +325,6 @@ export class Upstream {
       return;
     }
     if (request.method === 'initialize' && this.#replayInitialize(session, request)) return;
-    if (request.method === 'resources/subscribe' || request.method === 'resources/unsubscribe') {
-      if (this.#trackSubscription(session, attachment, request)) return;
-    }
     const pending = this.#register(session, request, bytes, caller);
     attachment.inFlight.set(key, pending.childId);
     if (this.#options.onRequestEnd) {
@@ -335,12 +332,12 @@ export class Upstream {
       pending.arrival = (request as Arrived)[ARRIVAL];
     }
     const screening = this.#hooks.screen?.(request, caller, pending.verdict);
-    if (!screening) return this.#forward(pending, request);
+    if (!screening) return this.#admit(pending, attachment, request);
     screening.then(
       (refusal) => {
         if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
         if (refusal) this.#finish(pending, { ...refusal, id: pending.childId }, 'refused');
-        else this.#forward(pending, request);
+        else this.#admit(pending, attachment, request);
       },
       (error: unknown) => {
         // A request that could not be screened is refused, never passed on unchecked.
@@ -423,6 +420,16 @@ export class Upstream {
     return pending;
   }
 
+  /**
+   * A request the policy let through (or that needs no screening). A subscription another
+   * session holds in the child is answered here; everything else goes to the child.
+   */
+  #admit(pending: Pending, attachment: Attachment, request: JsonRpcRequest): void {
+    if (this.#heldElsewhere(attachment, request)) {
+      this.#finish(pending, { jsonrpc: '2.0', id: pending.childId, result: {} }, 'ok');
+    } else this.#forward(pending, request);
+  }
+
   #forward(pending: Pending, request: JsonRpcRequest): void {
     if (this.#closedReason !== undefined) {
       this.#finish(pending, this.#exitError(pending.childId), 'child_exit');
@@ -450,24 +457,21 @@ export class Upstream {
 
   /**
    * In a shared child a URI stays subscribed while any session wants it: the first subscribe
-   * and the last unsubscribe reach the child, the others are answered here.
+   * and the last unsubscribe reach the child, the others are answered here. A session's
+   * subscription is recorded only once the child has accepted it (#answer), so a refused one
+   * (by the policy or the child) answers no later subscribe unscreened.
    */
-  #trackSubscription(
-    session: SessionPort,
-    attachment: Attachment,
-    request: JsonRpcRequest,
-  ): boolean {
+  #heldElsewhere(attachment: Attachment, request: JsonRpcRequest): boolean {
     const uri = request.params?.uri;
-    if (typeof uri !== 'string') return false;
     const subscribing = request.method === 'resources/subscribe';
+    if (typeof uri !== 'string' || (!subscribing && request.method !== 'resources/unsubscribe'))
+      return false;
     const elsewhere = [...this.#attachments.values()].some(
       (other) => other !== attachment && other.subscriptions.has(uri),
     );
-    if (subscribing) attachment.subscriptions.add(uri);
-    else attachment.subscriptions.delete(uri);
-    if (!elsewhere) return false;
-    session.deliver({ jsonrpc: '2.0', id: request.id, result: {} }, request.id);
-    return true;
+    if (subscribing && elsewhere) attachment.subscriptions.add(uri);
+    else if (!subscribing) attachment.subscriptions.delete(uri);
+    return elsewhere;
   }
 
   #subscribed(uri: string): boolean {
@@ -492,6 +496,11 @@ export class Upstream {
   }
 
   #childRequest(request: JsonRpcRequest, relatedTo: RequestId | undefined): void {
+    if (this.#ended(relatedTo)) {
+      const message = 'The request this belongs to has ended';
+      this.#send(errorResponse(request.id, WIRE.INVALID_REQUEST, message));
+      return;
+    }
     const target = this.#work(relatedTo);
     const session = target?.session ?? [...this.#attachments.keys()].at(-1);
     if (!session) {
@@ -541,6 +550,13 @@ export class Upstream {
           (params._meta as Record<string, unknown> | undefined)?.[META.subscriptionId] !== undefined
         )
           return this.#broadcast(notification);
+        if (this.#ended(relatedTo)) {
+          this.#options.logger.debug(
+            { child: this.label, method: notification.method },
+            'notification for a request that has ended; dropped',
+          );
+          return;
+        }
         const work = this.#work(relatedTo);
         if (work?.session) work.session.deliver(notification, work.clientId);
         else this.#broadcast(notification);
@@ -567,6 +583,16 @@ export class Upstream {
   #work(relatedTo: RequestId | undefined): Pending | undefined {
     const related = typeof relatedTo === 'number' ? this.#pending.get(relatedTo) : undefined;
     return related?.session ? related : this.#currentWork();
+  }
+
+  /**
+   * The message came with a request that has ended (answered, timed out, cancelled): it
+   * belongs to no one, and must not reach whichever request is in flight now.
+   */
+  #ended(relatedTo: RequestId | undefined): boolean {
+    return (
+      relatedTo !== undefined && !(typeof relatedTo === 'number' && this.#pending.has(relatedTo))
+    );
   }
 
   /** The client request the child most recently received and has not answered. */
@@ -615,8 +641,13 @@ export class Upstream {
       pending.settle?.(response ?? errorResponse(0, WIRE.REQUEST_TIMEOUT, 'cancelled'));
       return;
     }
-    this.#attachments.get(pending.session)?.inFlight.delete(idKey(pending.clientId));
+    const attachment = this.#attachments.get(pending.session);
+    attachment?.inFlight.delete(idKey(pending.clientId));
     if (!response) return;
+    const uri = pending.params?.uri;
+    if (pending.method === 'resources/subscribe' && typeof uri === 'string') {
+      if (!isErrorResponse(response)) attachment?.subscriptions.add(uri);
+    }
     const restored = { ...response, id: pending.clientId } as JsonRpcResponse;
     if (!isErrorResponse(restored) && this.#hooks.transformResult) {
       const result = this.#hooks.transformResult(

@@ -1,12 +1,13 @@
 /**
  * `mcp-operator status <name> [-n ns] [-o yaml|json]`: what `kubectl describe` would put
- * first (conditions, tools, drift, provenance) with the next command to run; -o prints the
+ * first (conditions, tools, the last approval, drift, provenance) with the next command to run; -o prints the
  * status as is.
  */
 
 import { parseArgs } from 'node:util';
 import { registryProvenance } from '../api/registry-provenance.ts';
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
+import { approvalHistory } from '../approval/index.ts';
 import { visible } from '../tools/text.ts';
 import {
   COMMON_OPTIONS,
@@ -49,7 +50,17 @@ export const statusCommand = reviewCommand(USAGE, async (argv) => {
   return 0;
 });
 
-/** What `kubectl describe` would put first: conditions, tools, drift, provenance. */
+/** The latest approval, as spec.tools.approved.history records it (the console shows them all). */
+function lastApproval(server: StoredMCPServer): string[] {
+  const [last] = approvalHistory(server);
+  if (last === undefined) return [];
+  const changes = (last.changes?.length ?? 0) + (last.omitted ?? 0);
+  return [
+    `  approved by ${last.approvedBy} at ${last.approvedAt}: ${changes} ${changes === 1 ? 'change' : 'changes'}, snapshot ${last.snapshotDigest}${last.note === undefined ? '' : `; note: ${last.note}`}`,
+  ];
+}
+
+/** What `kubectl describe` would put first: conditions, tools, drift, provenance, approval. */
 function statusText(server: StoredMCPServer): string {
   const { namespace, name } = server.metadata;
   const status = server.status ?? {};
@@ -66,6 +77,7 @@ function statusText(server: StoredMCPServer): string {
     ...(discovery?.toolCount === undefined
       ? []
       : [`  tools: ${discovery.toolCount} (snapshot ${discovery.snapshotDigest ?? 'unknown'})`]),
+    ...lastApproval(server),
     ...(drift === undefined
       ? []
       : [

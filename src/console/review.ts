@@ -8,6 +8,7 @@
 
 import type { StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { API_GROUP } from '../api/names.ts';
+import { approvalHistory } from '../approval/index.ts';
 import { driftFrom, driftInputs } from '../discovery/drift-basis.ts';
 import type { Baseline, BaselineTool } from '../tools/baseline.ts';
 import { CATALOG, CATALOG_KINDS, type CatalogKind } from '../tools/catalog-items.ts';
@@ -79,6 +80,7 @@ export function serverReview(inputs: ReviewInputs): ServerReview {
     provenance: provenance(server),
     timeline: timeline(server, inputs.events),
     access: inputs.access,
+    history: approvalHistory(server),
   };
 }
 

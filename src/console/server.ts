@@ -7,6 +7,8 @@
  *   GET  /api/session                    who, where, and the CSRF token for writes
  *   GET  /api/fleet                      every MCPServer as a fleet row
  *   GET  /api/servers/<ns>/<name>        the server page: approved against current
+ *   POST /api/servers/<ns>/<name>/preview  what approving would write (nothing is written)
+ *   POST /api/servers/<ns>/<name>/approve  approve, onto the previewed resourceVersion only
  *   GET  /api/stream                     server-sent events: rows and touched servers
  */
 
@@ -16,13 +18,20 @@ import { readBaseline } from '../discovery/baseline.ts';
 import { OperatorError } from '../errors.ts';
 import { KubeApiError, errorText, type KubeClient } from '../kube/client.ts';
 import type { Access } from './access.ts';
+import {
+  APPROVAL_BODY,
+  PREVIEW_BODY,
+  UnconfirmedApproval,
+  applyApproval,
+  previewApproval,
+} from './approval.ts';
 import { Assets } from './assets.ts';
 import { SECURITY_HEADERS, guard, type Secrets } from './guard.ts';
 import { serverReview } from './review.ts';
 import { Snapshots } from './snapshots.ts';
 import { Streams } from './stream.ts';
 import type { ConsoleWatch } from './watch.ts';
-import type { Session } from './web/api-types.ts';
+import type { ApprovalRequest, PreviewRequest, Session } from './web/api-types.ts';
 
 export interface ConsoleServerOptions {
   client: KubeClient;
@@ -62,6 +71,9 @@ export function consoleServer(o: ConsoleServerOptions): ConsoleServer {
         code: 'CONSOLE_KUBE_API',
         message: error.detail,
       });
+    }
+    if (error instanceof UnconfirmedApproval) {
+      return reply.code(409).send({ code: error.code, message: error.message });
     }
     if (error instanceof OperatorError) {
       // A refusal the project names (not discovered yet, an invalid snapshot): the page shows it.
@@ -116,6 +128,22 @@ export function consoleServer(o: ConsoleServerOptions): ConsoleServer {
         access,
       });
     },
+  );
+
+  type Target = { Params: { namespace: string; name: string } };
+
+  app.post<Target & { Body: PreviewRequest }>(
+    '/api/servers/:namespace/:name/preview',
+    { schema: { body: PREVIEW_BODY } },
+    (request) =>
+      previewApproval(o.client, request.params.namespace, request.params.name, request.body),
+  );
+
+  app.post<Target & { Body: ApprovalRequest }>(
+    '/api/servers/:namespace/:name/approve',
+    { schema: { body: APPROVAL_BODY } },
+    (request) =>
+      applyApproval(o.client, request.params.namespace, request.params.name, request.body),
   );
 
   app.get('/api/stream', (request, reply) => {

@@ -26,6 +26,8 @@ export interface RunningConsole {
   /** The URL to open, with the token. */
   url: string;
   port: number;
+  /** Who the API server says the console acts as (SelfSubjectReview), when it says. */
+  user: string | undefined;
   watch: ConsoleWatch;
   close(): Promise<void>;
 }
@@ -67,6 +69,7 @@ export async function startConsole(o: StartOptions): Promise<RunningConsole> {
     return {
       url: `http://127.0.0.1:${port}/?token=${secrets.token}`,
       port,
+      user,
       watch,
       async close() {
         await server.close();

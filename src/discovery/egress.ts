@@ -112,13 +112,65 @@ export class EgressGuard {
     this.#allowed = policy.allowed.map((range) => compile(range).list);
   }
 
-  /** The denied range that holds `address`, or undefined when discovery may connect to it. */
+  /**
+   * The denied range that holds `address`, or undefined when discovery may connect to it. An
+   * IPv6 address that embeds an IPv4 one is judged by both: each form is refused when a denied
+   * range holds it and no exception covers it.
+   */
   refusal(address: string): AddressRange | undefined {
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    // BlockList matches an IPv4-mapped IPv6 address (::ffff:127.0.0.1) against IPv4 ranges.
-    if (this.#allowed.some((list) => list.check(address, family))) return undefined;
-    return this.#denied.find(({ list }) => list.check(address, family))?.range;
+    const embedded = isIP(address) === 6 ? embeddedIpv4(address) : undefined;
+    for (const form of embedded === undefined ? [address] : [address, embedded]) {
+      const family = isIP(form) === 6 ? 'ipv6' : 'ipv4';
+      // BlockList matches an IPv4-mapped IPv6 address (::ffff:127.0.0.1) against IPv4 ranges.
+      if (this.#allowed.some((list) => list.check(form, family))) continue;
+      const range = this.#denied.find(({ list }) => list.check(form, family))?.range;
+      if (range !== undefined) return range;
+    }
+    return undefined;
   }
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, in the forms that reach it through a translator
+ * or a tunnel a cluster may have: IPv4-compatible `::a.b.c.d` and IPv4-mapped `::ffff:a.b.c.d`
+ * (RFC 4291 2.5.5), IPv4-translated `::ffff:0:a.b.c.d` (RFC 2765), the NAT64 well-known prefix
+ * `64:ff9b::/96` (RFC 6052) and 6to4 `2002:AABB:CCDD::/48` (RFC 3056). Without this,
+ * `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 through a NAT64 gateway past a rule that
+ * names only the IPv4 range. Teredo (RFC 4380) hides its address behind a XOR and a relay on
+ * the internet; it is not unwrapped.
+ */
+function embeddedIpv4(address: string): string | undefined {
+  const words = ipv6Words(address);
+  if (words === undefined) return undefined;
+  const zero = (from: number, to: number) => words.slice(from, to).every((word) => word === 0);
+  const quad = (high: number, low: number) =>
+    [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+  // :: and ::1 are the unspecified and loopback addresses, not IPv4-compatible ones.
+  const compatible = zero(0, 6) && (words[6] !== 0 || words[7]! > 1);
+  const mapped = zero(0, 5) && words[5] === 0xffff;
+  const translated = zero(0, 4) && words[4] === 0xffff && words[5] === 0;
+  const nat64 = words[0] === 0x64 && words[1] === 0xff9b && zero(2, 6);
+  if (compatible || mapped || translated || nat64) return quad(words[6]!, words[7]!);
+  if (words[0] === 0x2002) return quad(words[1]!, words[2]!);
+  return undefined;
+}
+
+/** The eight 16-bit words of an IPv6 address (a trailing dotted quad allowed); undefined if not one. */
+function ipv6Words(address: string): number[] | undefined {
+  if (isIP(address) !== 6) return undefined;
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string) =>
+    part === '' ? [] : part.split(':').map((word) => parseInt(word, 16));
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  const gap = 8 - front.length - back.length;
+  return [...front, ...Array<number>(tail === undefined ? 0 : gap).fill(0), ...back];
 }
 
 export type Lookup = (hostname: string) => Promise<readonly string[]>;

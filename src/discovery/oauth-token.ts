@@ -10,6 +10,7 @@
 import { fetch, type Dispatcher } from 'undici';
 import { operatorError } from '../errors.ts';
 import { boundedText, failureText, fetchIssuerMetadata } from '../mcp/oauth.ts';
+import { shown } from '../tools/text.ts';
 
 export interface ClientCredentials {
   clientId: string;
@@ -34,6 +35,17 @@ const PART_OF_ERROR: Record<string, 'client' | 'audience' | 'scope'> = {
   invalid_target: 'audience',
   invalid_scope: 'scope',
 };
+
+/** RFC 6749 section 5.2 and RFC 8707 section 2 error codes: the only words of a refusal shown. */
+const RFC_6749_ERRORS: ReadonlySet<string> = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'invalid_target',
+]);
 
 const TOKEN_ANSWER_BYTES = 64 * 1024;
 
@@ -77,7 +89,7 @@ async function postTokenRequest(
   });
   if (request.scopes.length > 0) body.set('scope', request.scopes.join(' '));
   let response: Response;
-  let answer: Record<string, unknown>;
+  let text: string;
   try {
     response = await fetchVia(endpoint, {
       method: 'POST',
@@ -93,12 +105,13 @@ async function postTokenRequest(
         ...(request.signal ? [request.signal] : []),
       ]),
     });
-    answer = parseAnswer(await boundedText(response, TOKEN_ANSWER_BYTES));
+    text = await boundedText(response, TOKEN_ANSWER_BYTES);
   } catch (error) {
     const problem = `its token endpoint ${endpoint} failed: ${failureText(error)}`;
     throw operatorError('MCPOP_DISCOVERY_OAUTH', 'issuer', problem);
   }
-  if (response.ok && typeof answer.access_token === 'string') {
+  const answer = parseAnswer(text);
+  if (response.ok && typeof answer?.access_token === 'string') {
     const expiresIn = answer.expires_in;
     return {
       accessToken: answer.access_token,
@@ -107,25 +120,48 @@ async function postTokenRequest(
         : {}),
     };
   }
-  throw tokenError(response.status, answer, request);
+  throw tokenError(response, text, answer, request);
 }
 
-function parseAnswer(text: string): Record<string, unknown> {
-  const value: unknown = JSON.parse(text);
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error('the answer is not a JSON object');
-  return value as Record<string, unknown>;
+/** The answer as a JSON object; undefined when it is not one. */
+function parseAnswer(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return value as Record<string, unknown>;
+  } catch {
+    // Not JSON: JSON.parse's own message quotes the text, so only its size is told.
+  }
+  return undefined;
 }
 
-/** The issuer's refusal, with its error code and description (never the request's secret). */
-function tokenError(status: number, answer: Record<string, unknown>, request: TokenRequest) {
-  const code = typeof answer.error === 'string' ? answer.error : undefined;
-  const description =
-    typeof answer.error_description === 'string' ? `: ${answer.error_description}` : '';
-  const said = `HTTP ${status}${code === undefined ? '' : ` ${code}`}${description}`;
+/**
+ * The issuer's refusal: its status, media type and size, and its error code when that is one
+ * of RFC 6749 section 5.2 (or RFC 8707's), a word from a fixed list. Never `error_description`
+ * nor any other text of the body: the token endpoint comes from the tenant's issuer metadata
+ * and may be an internal service, whose answer must not reach status (as for `spec.url`).
+ * Never the request's secret either.
+ */
+function tokenError(
+  response: Response,
+  text: string,
+  answer: Record<string, unknown> | undefined,
+  request: TokenRequest,
+) {
+  const code =
+    typeof answer?.error === 'string' && RFC_6749_ERRORS.has(answer.error)
+      ? answer.error
+      : undefined;
+  const type = shown(
+    (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase(),
+    64,
+  );
+  const size = Buffer.byteLength(text);
+  const body = size === 0 ? 'empty body' : `${type === '' ? '' : `${type} `}body of ${size} bytes`;
+  const said = `HTTP ${response.status}${code === undefined ? '' : ` ${code}`}, ${body}, not shown`;
   const part =
     (code === undefined ? undefined : PART_OF_ERROR[code]) ??
-    (status === 401 ? 'client' : 'issuer');
+    (response.status === 401 ? 'client' : 'issuer');
   const subject = {
     client: `client ${request.credentials.clientId} was refused`,
     audience: `no token for the resource ${request.resource}`,

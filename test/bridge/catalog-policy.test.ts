@@ -231,6 +231,20 @@ describe('prompts and resources under Enforce, through the bridge', () => {
     await client.close();
   });
 
+  it("screens every session's subscribe in Shared mode, though another session asked first", async () => {
+    const { bridge } = await enforced({ sessionMode: 'Shared' });
+    const [first, second] = [await connect(bridge.url), await connect(bridge.url)];
+    for (const client of [first, second]) {
+      const refused = await callError(client.subscribeResource({ uri: EXTENSION }));
+      expect(refused.data).toEqual({ reason: 'not-approved', uri: EXTENSION });
+    }
+    // An approved URI is subscribed once in the child and answered for both.
+    await expect(first.subscribeResource({ uri: ARCHITECTURE })).resolves.toEqual({});
+    await expect(second.subscribeResource({ uri: ARCHITECTURE })).resolves.toEqual({});
+    await first.close();
+    await second.close();
+  });
+
   it('refuses completing the arguments of a hidden prompt or resource template', async () => {
     const { bridge } = await enforced();
     const client = await connect(bridge.url);

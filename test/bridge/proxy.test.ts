@@ -245,8 +245,8 @@ describe('proxy mode in front of a real HTTP server', () => {
 
 describe('proxy mode in front of a misbehaving HTTP server', () => {
   async function fixture(
-    options: { requestTimeoutMs?: number } = {},
-    serverOptions: { notificationDelayMs?: number } = {},
+    options: { requestTimeoutMs?: number; sessionMode?: 'Shared' } = {},
+    serverOptions: Parameters<typeof startHostileServer>[0] = {},
   ) {
     const server = await startHostileServer(serverOptions);
     const bridge = await startTestBridge({
@@ -334,6 +334,32 @@ describe('proxy mode in front of a misbehaving HTTP server', () => {
     expect(cancelled.headers['mcp-session-id']).toMatch(/^hostile-session-\d+$/);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'on' } }))).toBe('on');
     await client.close();
+  });
+
+  it('closes the stream of a timed-out call though the server refuses the cancellation, and routes none of its notifications to another call', async () => {
+    await using setup = await fixture(
+      { requestTimeoutMs: 1_000, sessionMode: 'Shared' },
+      { refuseCancellations: true },
+    );
+    const { bridge, server } = setup;
+    const [first, second] = [await rawSession(bridge.url), await rawSession(bridge.url)];
+    const timedOut = await messagesOf(
+      await post(bridge.url, toolCall(1, 'chatter'), { 'mcp-session-id': first }),
+    );
+    expect(timedOut.at(-1)).toMatchObject({ id: 1, error: { code: -32001 } });
+    // Shared: both sessions' calls go to one upstream session, so a notification that outlives
+    // its request could reach whichever call is in flight.
+    const other = await messagesOf(
+      await post(bridge.url, toolCall(2, 'echo', { text: 'mine', delayMs: 500 }), {
+        'mcp-session-id': second,
+      }),
+    );
+    expect(other).toEqual([
+      expect.objectContaining({ id: 2, result: { content: [{ type: 'text', text: 'mine' }] } }),
+    ]);
+    await waitFor('the chatter stream to close', () => server.chattering === 0 || undefined, {
+      timeoutMs: 3_000,
+    });
   });
 
   it("never passes the client's bearer token or the discovery token to the server", async () => {

@@ -58,6 +58,25 @@ describe('Shared mode', () => {
     await Promise.all(clients.map((client) => client.close()));
   });
 
+  it("records no subscription the child refused: another session's subscribe reaches the child too", async () => {
+    const bridge = await sharedBridge();
+    const sessions = [await rawSession(bridge.url), await rawSession(bridge.url)];
+    for (const [i, session] of sessions.entries()) {
+      const subscribe = { jsonrpc: '2.0', id: i + 1, method: 'resources/subscribe' };
+      const [answer] = await messagesOf(
+        await post(
+          bridge.url,
+          { ...subscribe, params: { uri: 'demo://x' } },
+          {
+            'mcp-session-id': session,
+          },
+        ),
+      );
+      // This child has no resources: it answers every subscribe with an error.
+      expect(answer).toMatchObject({ id: i + 1, error: { code: -32601 } });
+    }
+  });
+
   it('negotiates the protocol version with each session, not once for all', async () => {
     const bridge = await sharedBridge();
     expect(await negotiated(bridge.url, '2024-11-05')).toBe('2024-11-05');

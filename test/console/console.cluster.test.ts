@@ -6,11 +6,13 @@
  * grants no `patch`.
  */
 
+import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { promisify } from 'node:util';
+import { CoreV1Api, PatchStrategy, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Manager } from '../../src/controller/manager.ts';
@@ -28,6 +30,8 @@ import { launchBrowser, type RealBrowser } from './browser.ts';
 const kc = kubeConfig();
 const ns = useNamespace('console', kc);
 const k = cluster(kc, () => ns.name);
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 
 /** Written only when asked: the picture the README shows. */
 const SCREENSHOT = fileURLToPath(new URL('../../docs/images/console-server.png', import.meta.url));
@@ -136,6 +140,47 @@ async function viewerKubeconfig(): Promise<string> {
     server: current.server,
     caData,
   });
+}
+
+/** A POST of the page's own API from inside the page, with its CSRF token: what a click sends. */
+async function post(page: Page, action: 'preview' | 'approve', body: object, server = 'weather') {
+  return page.evaluate(
+    async ({ path, body }) => {
+      const session = (await (await fetch('/api/session')).json()) as { csrf: string };
+      const response = await fetch(path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-console-csrf': session.csrf },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    },
+    { path: `/api/servers/${ns.name}/${server}/${action}`, body },
+  );
+}
+
+/** Presses Tab until the element with `id` has focus: how a keyboard user reaches it. */
+async function tabTo(page: Page, id: string): Promise<void> {
+  for (let presses = 0; presses < 100; presses++) {
+    if ((await page.evaluate('document.activeElement?.id')) === id) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`#${id} is not reachable with Tab`);
+}
+
+/** A change of the MCPServer that moves its resourceVersion and nothing the operator reads. */
+async function touch(name: string, value: string): Promise<void> {
+  await k.objects.patch(
+    {
+      apiVersion: 'mcp-operator.dev/v1alpha1',
+      kind: 'MCPServer',
+      metadata: { name, namespace: ns.name, annotations: { 'example.com/touched': value } },
+    },
+    undefined,
+    undefined,
+    'test',
+    undefined,
+    PatchStrategy.MergePatch,
+  );
 }
 
 async function openConsole(running: RunningConsole, route = '#/'): Promise<Page> {
@@ -262,6 +307,20 @@ describe('a read-only user', () => {
     expect(await page.locator('#approve-link').count()).toBe(0);
     await page.context().close();
   });
+
+  it('is offered no approval, and one sent anyway is refused by the API server', async () => {
+    const page = await openConsole(viewer, `#/approve/${ns.name}/weather`);
+    await page.locator('#readonly').waitFor();
+    expect(await page.locator('#approve-apply').count()).toBe(0);
+    const before = (await k.get('weather')).spec.tools?.approved;
+    const answer = await post(page, 'approve', {
+      resourceVersion: (await k.get('weather')).metadata?.resourceVersion,
+      confirmed: true,
+    });
+    expect(answer.status).toBe(403);
+    expect((await k.get('weather')).spec.tools?.approved).toEqual(before);
+    await page.context().close();
+  });
 });
 
 describe('accessibility', () => {
@@ -276,6 +335,7 @@ describe('accessibility', () => {
       ['#/', 'table.fleet tbody tr'],
       [`#/server/${ns.name}/weather`, 'section.item'],
       [`#/server/${ns.name}/hostile`, 'section.item'],
+      [`#/approve/${ns.name}/weather`, '#approve-written'],
     ];
     for (const [route, ready] of routes) {
       await page.goto(`http://127.0.0.1:${admin.port}/${route}`);
@@ -301,5 +361,100 @@ describe('accessibility', () => {
       ).toEqual([]);
     }
     await context.close();
+  });
+});
+
+describe('approving', () => {
+  it('refuses an approval from a stale view, writes nothing, and asks to preview again', async () => {
+    const page = await openConsole(admin, `#/approve/${ns.name}/weather`);
+    await page.locator('#approve-written').waitFor();
+    const previewed = await post(page, 'preview', {});
+    expect(previewed.status).toBe(200);
+    await touch('weather', 'stale');
+    // The page learns of the change from the live stream and stops offering the old preview…
+    await page.locator('#approve-stale').waitFor();
+    expect(await page.locator('#approve-apply').isDisabled()).toBe(true);
+    // …and an approval sent with it anyway is refused by the console.
+    const answer = await post(page, 'approve', {
+      resourceVersion: previewed.body.resourceVersion,
+      confirmed: true,
+    });
+    expect(answer.status).toBe(409);
+    expect(answer.body.code).toBe('MCPOP_APPROVAL_STALE');
+    const weather = await k.get('weather');
+    expect(weather.spec.tools?.approved?.history).toBeUndefined();
+    expect(weather.status?.conditions?.find((c) => c.type === 'Drifted')?.status).toBe('True');
+    await page.locator('#approve-again').click();
+    await page.locator('#approve-stale').waitFor({ state: 'detached' });
+    await page.context().close();
+  });
+
+  it('works from the keyboard alone, records who approved, and the page shows drift cleared', async () => {
+    const page = await openConsole(admin, `#/server/${ns.name}/weather`);
+    await page.locator('section[data-item="tool:forecast"]').waitFor();
+    await tabTo(page, 'approve-link');
+    await page.keyboard.press('Enter');
+    await page.locator('#approve-written').waitFor();
+    expect(await page.locator('#approve-plan').textContent()).toContain('read ~/.ssh/id_rsa');
+    await tabTo(page, 'approve-note');
+    await page.keyboard.type('Checked with the weather team: the new text is theirs.');
+    await tabTo(page, 'approve-confirm');
+    await page.keyboard.press('Space');
+    // The note changed the preview: it is asked again, and Approve waits for it.
+    await expect
+      .poll(() => page.locator('#approve-written').textContent())
+      .toContain('weather team');
+    await expect.poll(() => page.locator('#approve-apply').isEnabled()).toBe(true);
+    await tabTo(page, 'approve-apply');
+    await page.keyboard.press('Enter');
+    await page.locator('#approve-done').waitFor();
+    const shown = Date.now();
+    await expect
+      .poll(() => page.locator('#drift-state').textContent(), { timeout: 15_000 })
+      .toContain('ToolsMatch');
+    expect(Date.now() - shown).toBeLessThan(15_000);
+
+    const weather = await k.get('weather');
+    const [record] = weather.spec.tools?.approved?.history ?? [];
+    const user = admin.user;
+    expect(record?.approvedBy).toBe(user);
+    expect(record?.note).toBe('Checked with the weather team: the new text is theirs.');
+    expect(record?.snapshotDigest).toBe(weather.status?.discovery?.snapshotDigest);
+    expect(record?.changes).toEqual([
+      expect.objectContaining({ kind: 'tool', name: 'forecast', change: 'changed' }),
+    ]);
+    const forecast = weather.spec.tools?.approved?.tools?.find((t) => t.name === 'forecast');
+    expect(forecast?.definition?.description).toBe(POISONED[0]!.description);
+    const history = await page.locator('#history').textContent();
+    expect(history).toContain(user);
+    expect(history).toContain('weather team');
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [CLI, 'status', 'weather', '-n', ns.name],
+      { env: { ...process.env, KUBECONFIG: inject('kubeconfig') } },
+    );
+    expect(stdout).toContain(`approved by ${user} at ${record?.approvedAt}: 1 change`);
+    expect(stdout).toContain('note: Checked with the weather team');
+    await page.context().close();
+  });
+
+  it('approves only the tools chosen, and runs none of their text', async () => {
+    const page = await openConsole(admin, `#/approve/${ns.name}/hostile`);
+    await page.locator('#approve-written').waitFor();
+    await page.locator('#approve-some').check();
+    for (const name of ['script', 'img', 'link', 'zero-width', 'huge']) {
+      await page.locator(`#approve-tools input[value="${name}"]`).uncheck();
+    }
+    await expect.poll(() => page.locator('#approve-plan li[data-entry]').count()).toBe(1);
+    expect(await page.locator('#approve-plan li[data-entry="tool:rtl"]').count()).toBe(1);
+    await expect.poll(() => page.locator('#approve-apply').isEnabled()).toBe(true);
+    await page.locator('#approve-apply').click();
+    await page.locator('#approve-done').waitFor();
+    const approved = (await k.get('hostile')).spec.tools?.approved?.tools ?? [];
+    expect(approved.map((t) => t.name)).toEqual(['rtl']);
+    expect(
+      await page.evaluate(() => (globalThis as { __consolePwned?: unknown }).__consolePwned),
+    ).toBeUndefined();
+    await page.context().close();
   });
 });

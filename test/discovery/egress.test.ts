@@ -54,6 +54,37 @@ describe('the policy', () => {
     expect(guard(OUTSIDE).refusal('127.0.0.1')).toBeUndefined();
   });
 
+  it('denies a denied IPv4 address in every IPv6 form that embeds it', () => {
+    const g = guard({ ...IN_POD, denied: ['10.0.0.0/8'] });
+    const forms = (v4: string, hex: string) => [
+      `::${v4}`, // IPv4-compatible (RFC 4291 2.5.5.1)
+      `::ffff:${v4}`, // IPv4-mapped (RFC 4291 2.5.5.2)
+      `::ffff:0:${v4}`, // IPv4-translated (RFC 2765)
+      `64:ff9b::${v4}`, // NAT64 well-known prefix (RFC 6052)
+      `64:ff9b::${hex}`,
+      `2002:${hex}::1`, // 6to4 (RFC 3056)
+      `2002:${hex}:abcd:1:2:3:4`,
+    ];
+    for (const [v4, hex, cidr] of [
+      ['169.254.169.254', 'a9fe:a9fe', '169.254.0.0/16'],
+      ['127.0.0.1', '7f00:1', '127.0.0.0/8'],
+      ['100.100.100.200', '6464:64c8', '100.100.100.200/32'],
+      ['10.96.0.1', 'a60:1', '10.96.0.1/32'],
+      ['10.1.2.3', 'a01:203', '10.0.0.0/8'],
+    ] as const) {
+      for (const address of forms(v4, hex)) {
+        expect(g.refusal(address)?.cidr, address).toBe(cidr);
+      }
+    }
+    for (const address of ['64:ff9b::808:808', '2002:808:808::1', '::ffff:8.8.8.8']) {
+      expect(g.refusal(address), address).toBeUndefined();
+    }
+    // An exception for the IPv4 address covers its IPv6 forms too.
+    const allowing = guard({ ...IN_POD, denied: ['10.0.0.0/8'], allowed: ['10.5.0.0/16'] });
+    expect(allowing.refusal('64:ff9b::10.5.0.1')).toBeUndefined();
+    expect(allowing.refusal('2002:a05:1::1')).toBeUndefined();
+  });
+
   it('adds the configured ranges, and an allowed range wins over every denied one', () => {
     const g = guard({
       ...IN_POD,

@@ -5,6 +5,8 @@
  */
 
 import { writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discover } from '../../src/discovery/client.ts';
@@ -124,5 +126,76 @@ describe('a token that cannot be had names what is wrong', () => {
     );
     const error = await refusal({ dispatcher: guardedDispatcher(guard) });
     expect(error.message).toMatch(/the issuer is wrong: .*127\.0\.0\.0\/8/);
+  });
+});
+
+/**
+ * A tenant's issuer whose metadata sends the token request to an internal service (the
+ * issuer and the "internal" service are both real servers here): what that service answers
+ * must not come back through status, as for `spec.url` (status, media type and size only).
+ */
+describe('a token endpoint at an internal service', () => {
+  const SECRET = 'db_password=hunter2';
+  let servers: Server[] = [];
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    servers = [];
+  });
+
+  async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void) {
+    const server = createServer(handler);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  /** An issuer whose metadata names `internal` + `path` as its token endpoint. */
+  async function issuerPointingAt(tokenEndpoint: string): Promise<string> {
+    let issuer = '';
+    issuer = await listen((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ issuer, token_endpoint: tokenEndpoint }));
+    });
+    return issuer;
+  }
+
+  it.each([
+    [
+      'an error whose error_description quotes the service',
+      400,
+      'application/json',
+      JSON.stringify({ error: 'invalid_request', error_description: SECRET }),
+    ],
+    ['a page that is not JSON', 200, 'text/plain', `${SECRET}\nroot:x:0:0`],
+    ['JSON without an access token', 200, 'application/json', JSON.stringify({ note: SECRET })],
+    [
+      'an error code that is not one of RFC 6749',
+      400,
+      'application/json',
+      JSON.stringify({ error: SECRET }),
+    ],
+  ])('%s: status, media type and size only', async (_what, status, type, body) => {
+    const internal = await listen((_req, res) => {
+      res.writeHead(status, { 'content-type': type });
+      res.end(body);
+    });
+    const error = await refusal({ issuer: await issuerPointingAt(`${internal}/internal`) });
+    expect(error.message).not.toContain('hunter2');
+    expect(error.message).not.toContain('root:x');
+    expect(error.message).toContain(`HTTP ${status}`);
+    expect(error.message).toContain(`${type} body of ${Buffer.byteLength(body)} bytes`);
+  });
+
+  it('keeps an RFC 6749 error code, which names the part to fix', async () => {
+    const internal = await listen((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'invalid_client', error_description: SECRET }));
+    });
+    const error = await refusal({ issuer: await issuerPointingAt(`${internal}/token`) });
+    expect(error.message).toMatch(
+      /the client is wrong: client mcp-operator was refused \(HTTP 401 invalid_client/,
+    );
+    expect(error.message).not.toContain('hunter2');
   });
 });

@@ -303,6 +303,11 @@ class HttpSessionTransport extends BaseTransport {
       if (id !== undefined) {
         this.#exchanges.delete(idKey(id));
         this.#listingTools.delete(idKey(id));
+      } else if (isNotification(message) && message.method === 'notifications/cancelled') {
+        // The bridge has given up on the request, whatever the server made of the
+        // cancellation (an error, no answer): its stream would stream on for no one.
+        const requestId = message.params?.requestId as RequestId | undefined;
+        if (requestId !== undefined) this.#exchanges.get(idKey(requestId))?.abort();
       }
     }
   }
@@ -319,11 +324,7 @@ class HttpSessionTransport extends BaseTransport {
       return;
     }
     if (!isNotification(message)) return;
-    if (message.method === 'notifications/cancelled') {
-      // The server was told; the bridge stops waiting for the cancelled request's stream.
-      const requestId = message.params?.requestId as RequestId | undefined;
-      if (requestId !== undefined) this.#exchanges.get(idKey(requestId))?.abort();
-    } else if (message.method === 'notifications/initialized' && !this.#listening) {
+    if (message.method === 'notifications/initialized' && !this.#listening) {
       this.#listening = true;
       void this.#listen();
     }

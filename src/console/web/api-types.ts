@@ -154,6 +154,8 @@ export interface ServerReview {
   timeline: TimelineEntry[];
   /** Whether this user may approve (patch MCPServers here), and if not, why. */
   access: { canApprove: boolean; reason: string | undefined };
+  /** Who approved what and when, newest first (spec.tools.approved.history). */
+  history: ApprovalRecord[];
 }
 
 /** What the live stream (`/api/stream`, server-sent events) carries. */
@@ -211,11 +213,17 @@ export interface ApprovalPreview {
   history: ApprovalRecord[];
 }
 
-export interface ApprovalRequest {
-  resourceVersion: string;
+/** What to approve: every entry, or only some tools; and why. */
+export interface PreviewRequest {
   /** Only these tools; every entry when absent. */
   tools?: string[] | undefined;
   note?: string | undefined;
+}
+
+export interface ApprovalRequest extends PreviewRequest {
+  /** The preview's: the approval is refused if the server changed since. */
+  resourceVersion: string;
+  /** Needed when the preview said `needsConfirmation`. */
   confirmed: boolean;
 }
 

@@ -1,13 +1,15 @@
 /**
- * The page's entry point: a router over the URL's fragment (`#/`, `#/server/<ns>/<name>`),
+ * The page's entry point: a router over the URL's fragment (`#/`, `#/server/<ns>/<name>`,
+ * `#/approve/<ns>/<name>`),
  * the session, and one live stream whose messages go to the page on
  * show. Each route's page loads what it shows through the JSON API and redraws on changes.
  */
 
-import type { StreamMessage } from './api-types.ts';
+import type { ApprovalResult, StreamMessage } from './api-types.ts';
 import { ApiFailure, currentSession } from './api.ts';
 import { h, replace } from './dom.ts';
 import { FleetPage } from './fleet.ts';
+import { ApprovePage } from './approve-page.ts';
 import { loadReview, renderServer } from './server-page.ts';
 
 interface Page {
@@ -37,6 +39,8 @@ async function navigate(): Promise<void> {
   try {
     if (view === 'server' && namespace !== undefined && name !== undefined) {
       page = await serverPage(namespace, name, mine);
+    } else if (view === 'approve' && namespace !== undefined && name !== undefined) {
+      page = await approvePage(namespace, name, mine);
     } else {
       const fleet = new FleetPage();
       await fleet.show(main);
@@ -49,16 +53,35 @@ async function navigate(): Promise<void> {
 
 async function serverPage(namespace: string, name: string, mine: number): Promise<Page> {
   const key = `${namespace}/${name}`;
+  const flash = approved;
+  approved = undefined;
   const draw = async () => {
     const review = await loadReview(namespace, name);
     if (mine !== generation) return;
     const focused = document.activeElement?.id;
-    renderServer(main, review);
+    renderServer(main, review, flash);
     if (focused) document.getElementById(focused)?.focus();
   };
   await draw();
   document.title = `${name} — mcp-operator console`;
   return debounced(key, draw);
+}
+
+/**
+ * The approval just written, shown once on the server page it returns to: that page's drift
+ * then changes live, as the operator compares the snapshot with the new baseline.
+ */
+let approved: ApprovalResult | undefined;
+
+async function approvePage(namespace: string, name: string, mine: number): Promise<Page> {
+  const review = await loadReview(namespace, name);
+  const approve = new ApprovePage(review, (result) => {
+    approved = result;
+    location.hash = `#/server/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`;
+  });
+  if (mine === generation) await approve.show(main);
+  document.title = `Approve ${name} — mcp-operator console`;
+  return approve;
 }
 
 /** A page that redraws (at most every 250 ms) when its server changes. */

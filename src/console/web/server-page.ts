@@ -7,6 +7,8 @@
  */
 
 import type {
+  ApprovalRecord,
+  ApprovalResult,
   FieldComparison,
   ReviewItem,
   ServerInfo,
@@ -39,7 +41,12 @@ export async function loadReview(namespace: string, name: string): Promise<Serve
   return getJson<ServerReview>(serverPath(namespace, name));
 }
 
-export function renderServer(main: HTMLElement, review: ServerReview): void {
+/** `approved`: the approval just written from the console, said once at the top. */
+export function renderServer(
+  main: HTMLElement,
+  review: ServerReview,
+  approved?: ApprovalResult,
+): void {
   const { row } = review;
   const open = review.items.filter((i) => i.state !== 'unchanged');
   const quiet = review.items.filter((i) => i.state === 'unchanged');
@@ -47,8 +54,15 @@ export function renderServer(main: HTMLElement, review: ServerReview): void {
     main,
     h('p', { class: 'crumbs' }, h('a', { href: '#/' }, 'All servers'), ' / ', row.namespace),
     h('h1', {}, row.name),
+    approved === undefined
+      ? undefined
+      : h(
+          'p',
+          { class: 'notice', id: 'approve-done', role: 'status' },
+          `Approved by ${approved.record.approvedBy} at ${approved.record.approvedAt}. Drift below follows as the operator compares again.`,
+        ),
     summary(review),
-    access(review),
+    access(review, open.length > 0 || review.baseline !== 'tools'),
     review.snapshotProblem === undefined
       ? undefined
       : h('p', { class: 'notice' }, review.snapshotProblem),
@@ -67,6 +81,7 @@ export function renderServer(main: HTMLElement, review: ServerReview): void {
         ),
     findings(review),
     provenance(review),
+    history(review.history),
     timeline(review.timeline),
   );
 }
@@ -116,7 +131,7 @@ function term(label: string, ...value: Child[]): DocumentFragment {
   return fragment;
 }
 
-function access(review: ServerReview): HTMLElement | undefined {
+function access(review: ServerReview, anything: boolean): HTMLElement | undefined {
   if (!review.access.canApprove) {
     return h(
       'p',
@@ -124,7 +139,55 @@ function access(review: ServerReview): HTMLElement | undefined {
       review.access.reason ?? 'Read-only.',
     );
   }
-  return undefined;
+  if (!anything) return undefined;
+  const { namespace, name } = review.row;
+  return h(
+    'p',
+    {},
+    h(
+      'a',
+      {
+        class: 'button',
+        id: 'approve-link',
+        href: `#/approve/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`,
+      },
+      'Approve…',
+    ),
+  );
+}
+
+/** Who approved what and when, with their notes: spec.tools.approved.history. */
+function history(records: ApprovalRecord[]): HTMLElement {
+  return h(
+    'section',
+    { id: 'history' },
+    h('h2', {}, 'Approvals'),
+    records.length === 0
+      ? h('p', {}, 'No approval recorded.')
+      : h(
+          'ol',
+          { class: 'timeline' },
+          ...records.map((r) =>
+            h(
+              'li',
+              {},
+              h('span', { class: 'small' }, when(r.approvedAt)),
+              ' ',
+              h('strong', {}, serverText(r.approvedBy)),
+              ` approved ${changeCount(r)} from snapshot `,
+              h('code', {}, r.snapshotDigest),
+              r.note === undefined
+                ? undefined
+                : h('div', { class: 'text server' }, serverText(r.note)),
+            ),
+          ),
+        ),
+  );
+}
+
+function changeCount(r: ApprovalRecord): string {
+  const n = (r.changes?.length ?? 0) + (r.omitted ?? 0);
+  return n === 1 ? '1 change' : `${n} changes`;
 }
 
 function itemCard(item: ReviewItem, open: boolean): HTMLElement {
