@@ -609,10 +609,10 @@ export class Upstream {
     const seconds = (performance.now() - pending.startedAt) / 1000;
     this.#answer(pending, response);
     this.#options.onRequestDone?.(pending.method, outcome, seconds);
-    this.#ended(pending, response, outcome, seconds);
+    this.#reportEnd(pending, response, outcome, seconds);
   }
 
-  #ended(
+  #reportEnd(
     pending: Pending,
     response: JsonRpcResponse | undefined,
     outcome: Outcome,
@@ -703,7 +703,7 @@ export class Upstream {
     pending.account.give(pending.bytes);
     const seconds = (performance.now() - pending.startedAt) / 1000;
     this.#options.onRequestDone?.(pending.method, 'cancelled', seconds);
-    this.#ended(pending, undefined, 'cancelled', seconds);
+    this.#reportEnd(pending, undefined, 'cancelled', seconds);
   }
 
   #badLine(line: BadLine): void {
