@@ -4,14 +4,15 @@
  * UTF-8). Pure byte handling, no I/O: the transports feed it chunks.
  *
  * A child that breaks the rules costs only the line concerned: a line that is too large, not
- * UTF-8, not JSON or not JSON-RPC is reported through `onBadLine` and skipped, and decoding
- * goes on with the next line.
+ * UTF-8, not JSON, nested deeper than MAX_NESTING_DEPTH (untrusted.ts) or not JSON-RPC is
+ * reported through `onBadLine` and skipped, and decoding goes on with the next line.
  */
 
 import { classify, type JsonRpcMessage, type RequestId } from '../mcp/jsonrpc.ts';
 import { readAs } from './message-text.ts';
+import { nestsDeeperThan } from '../mcp/untrusted.ts';
 
-export type BadLineReason = 'too-large' | 'invalid-utf8' | 'not-json' | 'not-json-rpc';
+export type BadLineReason = 'too-large' | 'invalid-utf8' | 'not-json' | 'too-deep' | 'not-json-rpc';
 
 export interface BadLine {
   reason: BadLineReason;
@@ -115,6 +116,10 @@ export class JsonRpcLineDecoder {
       value = JSON.parse(text);
     } catch {
       this.#bad('not-json', bytes.length, text);
+      return;
+    }
+    if (nestsDeeperThan(bytes)) {
+      this.#bad('too-deep', bytes.length, text);
       return;
     }
     const kind = classify(value);

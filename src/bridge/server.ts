@@ -182,6 +182,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     generation: () => changes.mark.generation,
     waiting: () => changes.waiting,
   });
+  const guard = entryGuard(logger, (entry) => metrics.entryFailures.inc({ entry }));
   const bridge = new SessionTable(
     {
       mode: options.sessionMode,
@@ -201,6 +202,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
         bridge: 16 * options.maxMessageBytes,
       }),
       pooled: () => pool?.size ?? 0,
+      guard,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
       ...(audit === undefined ? {} : { onRequestEnd: audit.requestEnded }),
       hooks: (upstream) =>
@@ -270,7 +272,6 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     ...(oauth && metadataRoutes(oauth.server, () => policy?.value)),
   };
 
-  const guard = entryGuard(logger, (entry) => metrics.entryFailures.inc({ entry }));
   const server: Server = createServer((req, res) => {
     guard.run(
       'http_request',

@@ -49,6 +49,8 @@ import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
 import { passedOn } from './message-text.ts';
 import { LIST_CHANGED } from '../mcp/methods.ts';
+import { ownValue } from '../mcp/untrusted.ts';
+import { entryGuard, type EntryGuard } from './entry-guard.ts';
 
 /**
  * The client capability each server→client request needs (2025-11-25 basic/lifecycle,
@@ -108,6 +110,8 @@ export interface UpstreamOptions {
   hooks?: (upstream: Upstream) => UpstreamHooks;
   /** Called once per client or bridge request when it ends. */
   onRequestDone?: (method: string, outcome: Outcome, seconds: number) => void;
+  /** Runs each message of the child, and each request on its way to it; by default one of its own. */
+  guard?: EntryGuard;
   /** Called once per client request when it ends, with all there is to know of it (audit/). */
   onRequestEnd?: (ended: EndedRequest) => void;
 }
@@ -168,6 +172,7 @@ export class Upstream {
   readonly #transport: Transport;
   readonly #options: UpstreamOptions;
   readonly #hooks: UpstreamHooks;
+  readonly #guard: EntryGuard;
   readonly #pending = new Map<number, Pending>();
   readonly #attachments = new Map<SessionPort, Attachment>();
   /** Requests from the child to a client: child's request id → the session asked. */
@@ -193,13 +198,25 @@ export class Upstream {
     this.label = transport.label;
     this.#account = options.budget.account();
     this.#hooks = options.hooks?.(this) ?? {};
+    this.#guard = options.guard ?? entryGuard(options.logger, () => undefined);
     this.closed = new Promise((resolve) => {
       transport.attach({
-        onMessage: (message, relatedTo) => this.#fromChild(message, relatedTo),
-        onBadLine: (line) => this.#badLine(line),
+        onMessage: (message, relatedTo) => this.#guardedFromChild(message, relatedTo),
+        onBadLine: (line) =>
+          this.#guard.run(
+            'child_message',
+            { child: this.label },
+            () => this.#badLine(line),
+            () => undefined,
+          ),
         onClose: (reason) => resolve(this.#childClosed(reason)),
       });
     });
+  }
+
+  /** In flight in the child: requests of clients and of the bridge not yet answered. */
+  get inFlight(): number {
+    return this.#pending.size;
   }
 
   get isClosed(): boolean {
@@ -331,22 +348,17 @@ export class Upstream {
       pending.verdict = {};
       pending.arrival = (request as Arrived)[ARRIVAL];
     }
-    const screening = this.#hooks.screen?.(request, caller, pending.verdict);
-    if (!screening) return this.#admit(pending, attachment, request);
-    screening.then(
-      (refusal) => {
+    // A request that could not be screened (the hook threw or rejected) is refused with an
+    // error by the guard, never passed on unchecked.
+    this.#guarded(pending, () => {
+      const screening = this.#hooks.screen?.(request, caller, pending.verdict);
+      if (!screening) return this.#admit(pending, attachment, request);
+      return screening.then((refusal) => {
         if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
         if (refusal) this.#finish(pending, { ...refusal, id: pending.childId }, 'refused');
         else this.#admit(pending, attachment, request);
-      },
-      (error: unknown) => {
-        // A request that could not be screened is refused, never passed on unchecked.
-        this.#options.logger.error({ err: error, child: this.label }, 'screening failed');
-        if (!this.#pending.has(pending.childId)) return;
-        const refusal = errorResponse(pending.childId, WIRE.INTERNAL_ERROR, 'Screening failed');
-        this.#finish(pending, refusal, 'refused');
-      },
-    );
+      });
+    });
   }
 
   #clientNotification(
@@ -478,7 +490,55 @@ export class Upstream {
     return [...this.#attachments.values()].some((a) => a.subscriptions.has(uri));
   }
 
+  /**
+   * Runs the work of a client request on its way to the child: a throw (a message that cannot
+   * be serialized, a hook that fails) ends that request with an error, and nothing stays
+   * pending until its timeout.
+   */
+  #guarded(pending: Pending, work: () => unknown): void {
+    this.#guard.run('http_request', { child: this.label, method: pending.method }, work, () =>
+      this.#failed(pending),
+    );
+  }
+
+  /** A request whose handling threw: its client gets an error, however far it had got. */
+  #failed(pending: Pending): void {
+    const message = 'Internal error in the bridge';
+    if (this.#pending.has(pending.childId)) {
+      this.#finish(pending, errorResponse(pending.childId, WIRE.INTERNAL_ERROR, message), 'error');
+      return;
+    }
+    // Already answered, or on its way: the answer itself failed, so it is replaced.
+    pending.session?.deliver(
+      errorResponse(pending.clientId, WIRE.INTERNAL_ERROR, message),
+      pending.clientId,
+    );
+  }
+
   // --- child → client ------------------------------------------------------------------
+
+  /**
+   * Every message of the child, in the guard: whatever it makes the bridge do, a throw costs
+   * only the request it answers (or, for a request of the child, that request).
+   */
+  #guardedFromChild(message: JsonRpcMessage, relatedTo: RequestId | undefined): void {
+    const answers =
+      !isRequest(message) && !isNotification(message) && typeof message.id === 'number'
+        ? this.#pending.get(message.id)
+        : undefined;
+    this.#guard.run(
+      'child_message',
+      { child: this.label, method: answers?.method },
+      () => this.#fromChild(message, relatedTo),
+      () => {
+        if (answers) this.#failed(answers);
+        else if (isRequest(message))
+          this.#send(
+            errorResponse(message.id, WIRE.INTERNAL_ERROR, 'Internal error in the bridge'),
+          );
+      },
+    );
+  }
 
   /** `relatedTo`: our id of the request whose answer carried the message, if known. */
   #fromChild(message: JsonRpcMessage, relatedTo?: RequestId): void {
@@ -507,7 +567,7 @@ export class Upstream {
       this.#send(errorResponse(request.id, WIRE.INTERNAL_ERROR, 'No client session is connected'));
       return;
     }
-    const capability = CLIENT_CAPABILITY[request.method];
+    const capability = ownValue(CLIENT_CAPABILITY, request.method);
     if (capability !== undefined && session.clientCapabilities[capability] === undefined) {
       const message = `The client does not support ${request.method}`;
       this.#send(errorResponse(request.id, WIRE.METHOD_NOT_FOUND, message));

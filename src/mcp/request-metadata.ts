@@ -8,6 +8,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { JsonRpcRequest } from './jsonrpc.ts';
 import { HEADER, META } from './metadata.ts';
+import { ownValue } from './untrusted.ts';
 
 /** A request as far as its headers go (Node's `IncomingMessage` is one). */
 interface HeadersOf {
@@ -82,7 +83,7 @@ export function headerMismatch(req: HeadersOf, request: JsonRpcRequest): string 
   if (method !== request.method) {
     return `Mcp-Method header value '${method}' does not match body value '${request.method}'`;
   }
-  const field = NAMED[request.method];
+  const field = ownValue(NAMED, request.method);
   if (field === undefined) return undefined;
   const raw = header(req, HEADER.name);
   if (raw === undefined) return 'the Mcp-Name header is missing';
@@ -132,7 +133,7 @@ function valueAt(args: unknown, path: string[]): unknown {
   let value = args;
   for (const key of path) {
     if (typeof value !== 'object' || value === null) return undefined;
-    value = (value as Record<string, unknown>)[key];
+    value = ownValue(value as Record<string, unknown>, key);
   }
   return value;
 }
@@ -149,7 +150,7 @@ export function metadataHeaders(
   const headers: Record<string, string> = { [HEADER.method]: request.method };
   const version = requestMeta(request)[META.protocolVersion];
   if (typeof version === 'string') headers[HEADER.protocolVersion] = version;
-  const field = NAMED[request.method];
+  const field = ownValue(NAMED, request.method);
   const name = field === undefined ? undefined : request.params?.[field];
   if (typeof name === 'string') headers[HEADER.name] = encodeHeaderValue(name);
   for (const { path, name: header } of annotations) {

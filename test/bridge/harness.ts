@@ -196,8 +196,11 @@ export const toolCall = (
 });
 
 /** Opens a session with raw HTTP: initialize + initialized. Returns the session id. */
-export async function rawSession(url: string): Promise<string> {
-  const response = await post(url, INITIALIZE);
+export async function rawSession(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const response = await post(url, INITIALIZE, headers);
   const session = response.headers.get('mcp-session-id');
   await response.text();
   if (response.status !== 200 || !session)
@@ -205,7 +208,7 @@ export async function rawSession(url: string): Promise<string> {
   const initialized = await post(
     url,
     { jsonrpc: '2.0', method: 'notifications/initialized' },
-    { 'mcp-session-id': session },
+    { ...headers, 'mcp-session-id': session },
   );
   await initialized.text();
   return session;

@@ -331,6 +331,59 @@ describe('2026-07-28 clients', () => {
     expect(stale.body.error!.message).toMatch(/requestState is unknown or expired/);
   });
 
+  it('resumes a parked call only with a retry of the same method and name', async () => {
+    const bridge = await fixture();
+    const capabilities = { elicitation: { form: {} } };
+    const first = await json(
+      await modern(bridge.url, {
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'elicit', arguments: {} },
+        capabilities,
+      }),
+    );
+    const { requestState, inputRequests } = first.body.result as {
+      requestState: string;
+      inputRequests: Record<string, unknown>;
+    };
+    const inputResponses = Object.fromEntries(
+      Object.keys(inputRequests).map((key) => [
+        key,
+        { action: 'accept', content: { name: 'Ada' } },
+      ]),
+    );
+    const elsewhere = [
+      { method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      { method: 'prompts/get', params: { name: 'elicit' } },
+      { method: 'resources/read', params: { uri: 'elicit' } },
+    ];
+    for (const [i, call] of elsewhere.entries()) {
+      const answer = await json(
+        await modern(bridge.url, {
+          id: 10 + i,
+          method: call.method,
+          params: { ...call.params, inputResponses, requestState },
+          capabilities,
+        }),
+      );
+      expect(answer.status, call.method).toBe(400);
+      expect(answer.body.error).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/requestState belongs to another request/) as unknown,
+      });
+    }
+    // The state is still the call's: its own retry resumes it.
+    const retry = await json(
+      await modern(bridge.url, {
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'elicit', arguments: {}, inputResponses, requestState },
+        capabilities,
+      }),
+    );
+    expect(retry.body.result).toMatchObject({ resultType: 'complete' });
+  });
+
   it('answers a call that needs a capability the client did not declare with 400 and -32021', async () => {
     const bridge = await fixture();
     const { status, body } = await json(

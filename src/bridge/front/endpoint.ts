@@ -20,6 +20,7 @@ import {
 } from './guards.ts';
 import { DISCOVERY_TOKEN_HEADER, HEADER, UNFILTERED_LIST_META } from '../../mcp/metadata.ts';
 import { HANDSHAKE_VERSIONS } from '../../mcp/versions.ts';
+import { MAX_NESTING_DEPTH, nestsDeeperThan, ownValue } from '../../mcp/untrusted.ts';
 import {
   classify,
   isRequest,
@@ -260,7 +261,9 @@ function lacksToolScope(
   const policy = ctx.policy?.();
   const lacking = lackingScopes(policy, name, caller);
   if (lacking.length === 0) return false;
-  const scope = [...new Set([...oauth.options.scopes, ...(policy?.toolScopes?.[name] ?? [])])];
+  const scope = [
+    ...new Set([...oauth.options.scopes, ...(ownValue(policy?.toolScopes, name) ?? [])]),
+  ];
   const refusal: Refusal = {
     status: 403,
     error: 'insufficient_scope',
@@ -337,6 +340,18 @@ function parseMessage(body: Buffer, res: ServerResponse): JsonRpcMessage | undef
     value = JSON.parse(body.toString('utf8'));
   } catch {
     replyError(res, 400, WIRE.PARSE_ERROR, 'Parse error: the body is not valid JSON');
+    return undefined;
+  }
+  if (nestsDeeperThan(body)) {
+    // Serializing it again, for the child or a digest, would throw (untrusted.ts).
+    const id = (value as { id?: unknown }).id;
+    replyError(
+      res,
+      400,
+      WIRE.INVALID_REQUEST,
+      `Invalid Request: the body is nested deeper than ${MAX_NESTING_DEPTH} levels`,
+      typeof id === 'string' || typeof id === 'number' ? { id } : {},
+    );
     return undefined;
   }
   if (Array.isArray(value)) {

@@ -37,6 +37,7 @@ import {
   type RequestId,
 } from '../../mcp/jsonrpc.ts';
 import { META } from '../../mcp/metadata.ts';
+import { ownValue } from '../../mcp/untrusted.ts';
 import { replyJson } from '../replies.ts';
 import { SSE_HEADERS } from './sse.ts';
 import { CLIENT_CAPABILITY, type SessionPort, type Upstream } from '../upstream.ts';
@@ -122,6 +123,8 @@ export class Era2026Call implements SessionPort {
   readonly id = `stateless-${nextPort++}`;
   readonly #context: CallContext;
   readonly #method: string;
+  /** What a retry must repeat to resume this call (retryTarget). */
+  readonly #target: string;
   readonly #native: boolean;
   readonly clientCapabilities = EVERY_INPUT_CAPABILITY;
   /** What the client declared in `_meta`. */
@@ -148,6 +151,7 @@ export class Era2026Call implements SessionPort {
   ) {
     this.#context = context;
     this.#method = request.method;
+    this.#target = retryTarget(request);
     this.#native = native;
     const meta = (request.params?._meta ?? {}) as Record<string, unknown>;
     this.#declared = (meta[META.clientCapabilities] ?? {}) as Record<string, unknown>;
@@ -171,6 +175,11 @@ export class Era2026Call implements SessionPort {
     if (Object.keys(meta).length > 0) params._meta = meta;
     else delete params._meta;
     upstream.fromClient(this, { ...request, params }, bytes, caller);
+  }
+
+  /** Whether `retry` is a retry of this call, and may resume it. */
+  resumableBy(retry: JsonRpcRequest): boolean {
+    return retryTarget(retry) === this.#target;
   }
 
   /** The client retried with the answers to our input requests: pass them to the child. */
@@ -250,7 +259,7 @@ export class Era2026Call implements SessionPort {
   #inputRequest(request: JsonRpcRequest): void {
     // Only requests for a client capability become input requests. Others (a ping) get a
     // refusal, and the child decides.
-    const capability = CLIENT_CAPABILITY[request.method];
+    const capability = ownValue(CLIENT_CAPABILITY, request.method);
     if (capability === undefined || this.#declared[capability] === undefined) {
       const refusal = errorResponse(
         request.id,
@@ -338,6 +347,22 @@ export class Era2026Call implements SessionPort {
     this.#context.upstream.detach(this);
     this.#context.done(this);
   }
+}
+
+/**
+ * What identifies the request a `requestState` was made for: its method and the name or URI it
+ * is for. A state presented on any other request is refused (2026-07-28 basic/patterns/mrtr,
+ * "Server Requirements": an identifier for the originating request, "rejecting state
+ * presented on a request that does not match"): else a retry named for one tool would get the
+ * answer of another, screened and scoped for the name it gives.
+ */
+function retryTarget(request: JsonRpcRequest): string {
+  const { name, uri } = request.params ?? {};
+  return JSON.stringify([
+    request.method,
+    typeof name === 'string' ? name : null,
+    typeof uri === 'string' ? uri : null,
+  ]);
 }
 
 /** A result in which a handshake-era child asks for input the MRTR way, with no resultType. */

@@ -22,6 +22,7 @@ import {
 } from '../../mcp/jsonrpc.ts';
 import { META } from '../../mcp/metadata.ts';
 import { LIST_CHANGED, type SubscriptionFilter } from '../../mcp/methods.ts';
+import { ownValue } from '../../mcp/untrusted.ts';
 import { SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from '../upstream.ts';
 
@@ -250,7 +251,7 @@ export class Listener implements SessionPort {
   }
 
   #wants(notification: JsonRpcNotification): boolean {
-    const flag = LIST_CHANGED[notification.method];
+    const flag = ownValue(LIST_CHANGED, notification.method);
     if (flag) return this.#filter[flag] === true;
     if (notification.method !== 'notifications/resources/updated') return false;
     return (

@@ -314,6 +314,17 @@ export class Era2026Endpoint implements Era2026Handler {
         );
         return;
       }
+      if (!parked.call.resumableBy(request)) {
+        // Not consumed: the call's own retry may still come.
+        replyError(
+          res,
+          400,
+          WIRE.INVALID_PARAMS,
+          'Invalid params: requestState belongs to another request; a retry repeats the method and name of the request it answers',
+          { id: request.id },
+        );
+        return;
+      }
       this.#parked.delete(state as string);
       clearTimeout(parked.timer);
       parked.call.resume(request, res);

@@ -15,6 +15,7 @@ import type { BridgeMetrics, RefusalBound } from '../metrics.ts';
 import { Session } from './session.ts';
 import { holdChildSubscription, type Capabilities } from './era-2026-listen.ts';
 import type { Launcher, Transport } from '../transport.ts';
+import type { EntryGuard } from '../entry-guard.ts';
 import { Upstream, type EndedRequest, type UpstreamHooks } from '../upstream.ts';
 
 export interface SessionTableConfig {
@@ -38,6 +39,8 @@ export interface SessionTableDeps {
   pooled?: () => number;
   /** Ids for new sessions; by default a random UUID (replicas.ts names the replica in them). */
   sessionId?: () => string;
+  /** Runs every message of a child (entry-guard.ts). */
+  guard?: EntryGuard;
   /** Every client request when it ends (the audit trail); absent: nothing is gathered. */
   onRequestEnd?: (ended: EndedRequest) => void;
 }
@@ -77,7 +80,7 @@ function inputCapabilities(declared: Record<string, unknown>): Record<string, un
     const value = declared[capability];
     if (typeof value !== 'object' || value === null) continue;
     const kept: Record<string, unknown> = {};
-    for (const part of parts) if (part in value) kept[part] = {};
+    for (const part of parts) if (Object.hasOwn(value, part)) kept[part] = {};
     picked[capability] = kept;
   }
   return picked;
@@ -401,6 +404,7 @@ export class SessionTable {
       logger: this.#deps.logger,
       budget: this.#deps.budget,
       hooks: this.#deps.hooks,
+      ...(this.#deps.guard === undefined ? {} : { guard: this.#deps.guard }),
       onRequestDone: (method, outcome, seconds) =>
         this.#deps.metrics.requestDone(method, outcome, seconds),
       ...(this.#deps.onRequestEnd ? { onRequestEnd: this.#deps.onRequestEnd } : {}),

@@ -24,6 +24,7 @@
  */
 
 import { compileUriTemplate } from '../../mcp/uri-template.ts';
+import { ownValue } from '../../mcp/untrusted.ts';
 import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../../mcp/jsonrpc.ts';
 import { CATALOG, isKeyed, itemDigest, type CatalogKind } from '../../tools/catalog-items.ts';
 import type { Digest } from '../../tools/digest.ts';
@@ -137,7 +138,7 @@ export class CatalogGate {
     result: Record<string, unknown>,
     filter: boolean,
   ): Record<string, unknown> {
-    const kind = KIND_OF_LIST[method];
+    const kind = ownValue(KIND_OF_LIST, method);
     if (kind === undefined) return result;
     const policy = this.#policy();
     if (policy !== undefined && policy[kind] === undefined) return result;

@@ -32,6 +32,7 @@
 
 import { toolDigest, type Digest, type ToolLike } from '../../tools/digest.ts';
 import { UNFILTERED_LIST_META } from '../../mcp/metadata.ts';
+import { ownValue } from '../../mcp/untrusted.ts';
 import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../../mcp/jsonrpc.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
 import type { Caller, Verdict } from '../identity.ts';
@@ -47,7 +48,7 @@ export function lackingScopes(
   caller: Caller | undefined,
 ): string[] {
   if (!caller) return [];
-  return (policy?.toolScopes?.[name] ?? []).filter((scope) => !caller.scopes.has(scope));
+  return (ownValue(policy?.toolScopes, name) ?? []).filter((scope) => !caller.scopes.has(scope));
 }
 
 /**

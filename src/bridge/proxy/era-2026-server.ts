@@ -159,7 +159,8 @@ export class Era2026ServerTransport extends BaseTransport {
       round: 0,
       requestState: undefined,
       waiting: new Set(),
-      responses: {},
+      // Keyed by the server's names: `__proto__` must be a key like any other.
+      responses: Object.create(null) as Record<string, unknown>,
     });
     this.#inner.send(translated, account);
   }

@@ -45,6 +45,7 @@ import {
   type RequestId,
 } from '../../mcp/jsonrpc.ts';
 import { HEADER, META } from '../../mcp/metadata.ts';
+import { nestsDeeperThan } from '../../mcp/untrusted.ts';
 import {
   metadataHeaders,
   paramHeaders,
@@ -138,7 +139,9 @@ async function readBounded(response: ResponseData, limit: number): Promise<strin
   return Buffer.concat(chunks).toString();
 }
 
+/** A message of the server, unless it is not JSON-RPC or nests too deep (untrusted.ts). */
 function parseMessage(text: string): JsonRpcMessage | undefined {
+  if (nestsDeeperThan(Buffer.from(text))) return undefined;
   try {
     const value: unknown = JSON.parse(text);
     return classify(value) === undefined ? undefined : (value as JsonRpcMessage);
