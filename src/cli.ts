@@ -8,6 +8,7 @@
 import type { Command } from './command.ts';
 import { OperatorError } from './errors.ts';
 import { importOptional } from './optional.ts';
+import { packageVersion } from './version.ts';
 
 interface CommandEntry {
   summary: string;
@@ -16,7 +17,7 @@ interface CommandEntry {
 
 const COMMANDS: Record<string, CommandEntry> = {
   bridge: {
-    summary: 'serve a stdio MCP server as Streamable HTTP (sidecar or local)',
+    summary: 'serve an MCP server, stdio or HTTP, as Streamable HTTP behind policy and auth',
     load: async () => (await import('./bridge/command.ts')).default,
   },
   'bridge-install': {
@@ -67,12 +68,24 @@ function usage(): string {
   const lines = Object.entries(COMMANDS).map(
     ([name, entry]) => `  ${name.padEnd(width)}  ${entry.summary}`,
   );
-  return `Usage: mcp-operator <command> [options]\n\nCommands:\n${lines.join('\n')}\n`;
+  return `Usage: mcp-operator <command> [options]
+
+Commands:
+${lines.join('\n')}
+
+\`mcp-operator help <command>\` (or \`<command> --help\`) tells more; --version prints the version.
+`;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '-h' || name === '--help') {
+  let [name, ...rest] = argv;
+  if (name === '--version' || name === 'version') {
+    process.stdout.write(`mcp-operator ${packageVersion()}\n`);
+    return 0;
+  }
+  // `help <command>` is `<command> --help`.
+  if (name === 'help' && rest[0] !== undefined) [name, rest] = [rest[0], ['--help']];
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     process.stdout.write(usage());
     return name === undefined ? 2 : 0;
   }

@@ -17,13 +17,24 @@ const define = <A extends unknown[]>(spec: ErrorSpec<A>): ErrorSpec<A> => spec;
 
 export const ERRORS = {
   MCPOP_BRIDGE_USAGE: define({
-    message: (reason: string) => `mcp-operator bridge: ${reason}`,
+    // The command puts its name before it, once.
+    message: (reason: string) => reason,
     hint: 'Run `mcp-operator bridge --help` for the flags; in a pod the controller renders them, so a bad value there comes from the MCPServer spec.',
   }),
   MCPOP_SUPERVISOR_UNAVAILABLE: define({
     message: (control: string, reason: string) =>
       `cannot reach the supervisor through ${control}: ${reason}; is the server container running supervisor.sh?`,
     hint: "The server container runs the supervisor from the shared emptyDir; check that it started (`kubectl logs <pod> -c server`) and that the bridge's --supervisor-dir is that volume.",
+  }),
+  MCPOP_COMMAND_NOT_FOUND: define({
+    message: (command: string, where: string) =>
+      `${command}: command not found ${where}; give the server's command after --, as a path or a program on PATH`,
+    hint: 'In local mode the bridge runs the command after `--` itself: check its spelling, that it is installed, and PATH.',
+  }),
+  MCPOP_ADDRESS_IN_USE: define({
+    message: (address: string, flag: string) =>
+      `${address} is in use: stop what listens there, or choose another port with ${flag}`,
+    hint: 'Another process (often a second copy of the same command) listens on the address; `ss -ltnp` names it.',
   }),
   MCPOP_CHILD_START_FAILED: define({
     message: (child: string, reason: string) =>
@@ -41,6 +52,16 @@ export const ERRORS = {
   MCPOP_INVALID_FLAG: define({
     message: (flag: string, reason: string) => `invalid value for ${flag}: ${reason}`,
     hint: 'The message names the flag and what it accepts; durations are Go-style (`30s`, `5m`).',
+  }),
+  MCPOP_UNKNOWN_FLAG: define({
+    message: (flag: string, near: string | undefined) =>
+      `unknown flag ${flag}${near === undefined ? '' : `; did you mean ${near}?`}`,
+    hint: 'A misspelt flag, or one of another command: `--help` lists the flags each command takes.',
+  }),
+  MCPOP_UNEXPECTED_ARGUMENT: define({
+    message: (argument: string) =>
+      `unexpected argument ${JSON.stringify(argument)}: this command takes flags only`,
+    hint: 'The command takes no positional arguments; `--help` lists its flags. The bridge takes the server command after `--`.',
   }),
   MCPOP_NOT_CANONICAL: define({
     message: (reason: string) => `cannot digest a value that RFC 8785 cannot represent: ${reason}`,
@@ -217,6 +238,25 @@ ${missing}`,
   MCPOP_KUBE_CONFIG: define({
     message: (reason: string) => `no usable Kubernetes client configuration: ${reason}`,
     hint: 'Set KUBECONFIG, or run in a pod with a service account token.',
+  }),
+  MCPOP_KUBE_CREDENTIALS: define({
+    message: (doing: string, reason: string) => `${doing}: ${reason}`,
+    hint: "The kubeconfig user's exec plugin or auth-provider failed; its own message follows. Run the plugin's login (for a cloud cluster, its CLI), or choose another context with --context.",
+  }),
+  MCPOP_KUBE_UNREACHABLE: define({
+    message: (server: string, context: string, reason: string) =>
+      `cannot reach the Kubernetes API server ${server} (${context}): ${reason}; check that the cluster runs and that this is the context you mean (--context, --kubeconfig)`,
+    hint: 'Nothing answers at the address of the kubeconfig context: the cluster is stopped, or another context is meant (`kubectl config get-contexts`).',
+  }),
+  MCPOP_CRD_MISSING: define({
+    message: (server: string) =>
+      `the MCPServer CRD is not installed in the cluster at ${server}: install the operator (helm install mcp-operator charts/mcp-operator), or the CRD alone (kubectl apply -f crds/)`,
+    hint: 'The cluster does not know the kind MCPServer: install the chart, which installs the CRD, or apply crds/mcpservers.mcp-operator.dev.yaml.',
+  }),
+  MCPOP_SERVER_NOT_FOUND: define({
+    message: (name: string, namespace: string) =>
+      `no MCPServer ${name} in namespace ${namespace}; \`kubectl get mcps -A\` lists them all (choose the namespace with -n)`,
+    hint: 'The name or the namespace is wrong: without -n the commands use the namespace of the kubeconfig context, else default.',
   }),
   MCPOP_LEADERSHIP_LOST: define({
     message: (lease: string) => `lost leadership of lease ${lease}; stopping so another can lead`,

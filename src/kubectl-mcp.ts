@@ -8,6 +8,7 @@
  */
 
 import type { Command } from './command.ts';
+import { packageVersion } from './version.ts';
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   approve: async () => (await import('./commands/approve.ts')).approveCommand,
@@ -30,12 +31,18 @@ Commands:
   export    write what servers publish, with digests and approval state, as catalog JSON
   console   serve the review console on 127.0.0.1: the fleet, drift side by side, approval
 
-\`kubectl mcp <command> --help\` tells more.
+\`kubectl mcp help <command>\` (or \`<command> --help\`) tells more; --version prints the version.
 `;
 
 async function plugin(argv: readonly string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '-h' || name === '--help') {
+  let [name, ...rest] = argv;
+  if (name === '--version' || name === 'version') {
+    process.stdout.write(`kubectl-mcp ${packageVersion()}\n`);
+    return 0;
+  }
+  // `help <command>` is `<command> --help`.
+  if (name === 'help' && rest[0] !== undefined) [name, rest] = [rest[0], ['--help']];
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     process.stdout.write(USAGE);
     return name === undefined ? 2 : 0;
   }

@@ -6,12 +6,22 @@
  * BRIDGE_FLAGS in pod-contract.ts, which the controller renders.
  */
 
+import { access, constants } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pino, type Logger } from 'pino';
 import type { Command } from '../command.ts';
 import { parseDuration } from '../duration.ts';
-import { durationFlag, integerFlag } from '../flags.ts';
+import {
+  argumentError,
+  durationFlag,
+  flagHelp,
+  hostPortFlag,
+  integerFlag,
+  logLevelFlag,
+} from '../flags.ts';
 import { operatorError, OperatorError } from '../errors.ts';
+import { BRIDGE_DEFAULTS, BRIDGE_EXTRA_FLAGS, BRIDGE_FLAG_SPECS } from './flags.ts';
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
 import { parseOrigins } from './front/guards.ts';
 import { parseHostPort } from './front/replicas.ts';
@@ -19,36 +29,37 @@ import { startBridge, type AuditOptions, type BridgeOptions } from './server.ts'
 import { ARGUMENT_MODES, type ArgumentMode } from './audit/event.ts';
 
 const DEFAULTS = {
-  listen: '127.0.0.1:8080',
-  path: '/mcp',
-  sessionMode: 'PerSession',
-  maxSessions: '64',
-  warmPool: '0',
-  idleTimeout: '15m',
-  requestTimeout: '5m',
-  maxMessageBytes: String(4 * 1024 * 1024),
+  listen: BRIDGE_DEFAULTS.listen,
+  path: BRIDGE_DEFAULTS.path,
+  sessionMode: BRIDGE_DEFAULTS.sessionMode,
+  maxSessions: BRIDGE_DEFAULTS.maxSessions,
+  warmPool: BRIDGE_DEFAULTS.warmPool,
+  idleTimeout: BRIDGE_DEFAULTS.idleTimeout,
+  requestTimeout: BRIDGE_DEFAULTS.requestTimeout,
+  maxMessageBytes: BRIDGE_DEFAULTS.maxMessageBytes,
 } as const;
 
-/** Not part of BridgeSettings: only for running the bridge by hand. */
-const EXTRA_FLAGS = { '--log-level': 'info', '--grace-period': '5s' } as const;
+const { logLevel: LOG_LEVEL, gracePeriod: GRACE_PERIOD } = BRIDGE_EXTRA_FLAGS;
 
 const USAGE = `Usage: mcp-operator bridge [flags] [-- <command> [args...]]
 
-Serves a stdio MCP server as Streamable HTTP. Give the server command after --, or
---supervisor-dir in a pod. With --upstream URL it fronts a server that serves Streamable HTTP
-itself (proxy mode). Flags:
-${[...Object.values(BRIDGE_FLAGS), ...Object.keys(EXTRA_FLAGS)].map((flag) => `  ${flag}`).join('\n')}
-The clients' bearer token comes from --auth-token-file or $${BRIDGE_TOKEN_ENV}.
+Serves an MCP server as Streamable HTTP, with policy, auth and limits in front of it. Give it
+one of: a stdio server's command after -- (local mode: it spawns the command), --supervisor-dir
+(in a pod: the supervisor in the server container spawns it), or --upstream URL (proxy mode: a
+server that serves Streamable HTTP itself).
+
+  mcp-operator bridge -- npx -y @modelcontextprotocol/server-everything
+  mcp-operator bridge --upstream http://127.0.0.1:3001/mcp --listen 127.0.0.1:8081
+
+Flags:
+${flagHelp(BRIDGE_FLAG_SPECS)}
 `;
 
+const HELP_HINT = 'Run `mcp-operator bridge --help` for the flags.';
+
 function hostPort(text: string): { host: string; port: number } {
-  const match = /^(.*):(\d+)$/.exec(text);
-  if (!match)
-    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.listen, `'${text}' is not host:port`);
-  return {
-    host: match[1]!.replace(/^\[(.*)\]$/, '$1') || '0.0.0.0',
-    port: integerFlag(BRIDGE_FLAGS.listen, match[2]!, 0),
-  };
+  const { host, port } = hostPortFlag(BRIDGE_FLAGS.listen, text);
+  return { host: host || '0.0.0.0', port };
 }
 
 /** --upstream: an http(s) URL, the server's MCP endpoint. */
@@ -140,7 +151,7 @@ function oauthFlags(
       `${BRIDGE_FLAGS.authTokenFile} and ${BRIDGE_FLAGS.oauthIssuer} exclude each other: both use the Authorization header`,
     );
   }
-  const skewText = text(BRIDGE_FLAGS.oauthClockSkew) ?? '30s';
+  const skewText = text(BRIDGE_FLAGS.oauthClockSkew) ?? BRIDGE_DEFAULTS.oauthClockSkew;
   // Zero is a valid skew (clocks in sync), unlike the durations durationFlag reads.
   const skew = parseDuration(skewText);
   if (skew === undefined || skew > MAX_CLOCK_SKEW_MS) {
@@ -188,15 +199,21 @@ export function parseBridgeArgs(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
 ): Omit<BridgeOptions, 'logger'> & { logLevel: string } {
-  const flagNames = [...Object.values(BRIDGE_FLAGS), ...Object.keys(EXTRA_FLAGS)].map((flag) =>
-    flag.slice(2),
-  );
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    options: Object.fromEntries(flagNames.map((name) => [name, { type: 'string' as const }])),
-    allowPositionals: true,
-    strict: true,
-  });
+  const known = BRIDGE_FLAG_SPECS.map(({ flag }) => flag);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(
+        known.map((flag) => [flag.slice(2), { type: 'string' as const }]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    throw argumentError(error, known) ?? error;
+  }
+  const { values, positionals } = parsed;
   const text = (flag: string): string | undefined => values[flag.slice(2)];
   const setting = <K extends keyof typeof DEFAULTS>(key: K): string =>
     text(BRIDGE_FLAGS[key]) ?? DEFAULTS[key];
@@ -260,11 +277,8 @@ export function parseBridgeArgs(
     command: positionals.length > 0 ? positionals : undefined,
     ...(replicas === undefined ? {} : { replicas }),
     audit: auditFlags(text),
-    graceMs: durationFlag(
-      '--grace-period',
-      text('--grace-period') ?? EXTRA_FLAGS['--grace-period'],
-    ),
-    logLevel: text('--log-level') ?? EXTRA_FLAGS['--log-level'],
+    graceMs: durationFlag(GRACE_PERIOD.flag, text(GRACE_PERIOD.flag) ?? GRACE_PERIOD.default),
+    logLevel: logLevelFlag(LOG_LEVEL.flag, text(LOG_LEVEL.flag) ?? LOG_LEVEL.default),
   };
 }
 
@@ -277,12 +291,21 @@ const bridge: Command = async (argv) => {
   try {
     options = parseBridgeArgs(argv, process.env);
   } catch (error) {
-    if (!(error instanceof OperatorError) && !(error instanceof TypeError)) throw error;
-    process.stderr.write(`mcp-operator bridge: ${error.message}\n\n${USAGE}`);
+    if (!(error instanceof OperatorError)) throw error;
+    process.stderr.write(`mcp-operator bridge: ${error.message}\n${HELP_HINT}\n`);
     return 2;
   }
   const logger = pino({ level: options.logLevel, base: { component: 'bridge' } });
-  const running = await startBridge({ ...options, logger });
+  let running;
+  try {
+    if (options.command !== undefined) await findCommand(options.command[0]!, process.env);
+    running = await startBridge({ ...options, logger });
+  } catch (error) {
+    const refusal = startRefusal(error, options);
+    if (refusal === undefined) throw error;
+    process.stderr.write(`mcp-operator bridge: ${refusal.message}\n`);
+    return 1;
+  }
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
@@ -293,6 +316,43 @@ const bridge: Command = async (argv) => {
   exitIfStillRunning(logger, options.graceMs);
   return 0;
 };
+
+/** A mistake at start that one line explains: the address taken, the command missing. */
+function startRefusal(
+  error: unknown,
+  options: { host: string; port: number },
+): OperatorError | undefined {
+  if (error instanceof OperatorError) return error;
+  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+    return operatorError('MCPOP_ADDRESS_IN_USE', `${host}:${options.port}`, BRIDGE_FLAGS.listen);
+  }
+  return undefined;
+}
+
+/**
+ * Local mode: the command must exist before the bridge serves, or every session would fail to
+ * start it, each with a trace. A name with a slash is a path; one without is looked up on PATH,
+ * as spawn does.
+ */
+async function findCommand(
+  command: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<void> {
+  const executable = async (path: string) =>
+    access(path, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+  if (command.includes('/')) {
+    if (!(await executable(command)))
+      throw operatorError('MCPOP_COMMAND_NOT_FOUND', command, '(no executable file there)');
+    return;
+  }
+  const dirs = (env['PATH'] ?? '').split(delimiter).filter((dir) => dir !== '');
+  for (const dir of dirs) if (await executable(join(dir, command))) return;
+  throw operatorError('MCPOP_COMMAND_NOT_FOUND', command, 'on PATH');
+}
 
 /**
  * After shutdown the process ends by itself, once nothing is left open. Should something still

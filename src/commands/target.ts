@@ -9,8 +9,16 @@ import { dump } from 'js-yaml';
 import type { Command } from '../command.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import { currentSnapshot } from '../approval/index.ts';
-import { connect, type KubeClient } from '../kube/client.ts';
-import { loadClientConfig } from '../kube/config.ts';
+import { operatorError } from '../errors.ts';
+import { argumentError } from '../flags.ts';
+import {
+  type KubeApiError,
+  type KubeClient,
+  NoAnswerError,
+  connect,
+  isNotFound,
+} from '../kube/client.ts';
+import { type ClientConfig, loadClientConfig } from '../kube/config.ts';
 import { objectPath } from '../kube/resources.ts';
 import type { Snapshot } from '../tools/snapshot.ts';
 
@@ -68,12 +76,20 @@ export interface CommonValues {
   help?: boolean | undefined;
 }
 
-/** Parses with `parse`, or prints the problem and the usage and returns exit code 2. */
+/**
+ * Parses with `parse`, or prints the problem in one line, with where to read more, and returns
+ * exit code 2. An unknown flag is matched against the flags the usage text lists: those are the
+ * ones the user can see.
+ */
 export function parsed<T>(usage: Usage, parse: () => T): T | number {
   try {
     return parse();
   } catch (error) {
-    process.stderr.write(`${PROGRAM} ${usage.name}: ${(error as Error).message}\n\n${usage.text}`);
+    const known = [...new Set(usage.text.match(/--[a-z][a-z-]*/g) ?? []), '--help'];
+    const message = (argumentError(error, known) ?? (error as Error)).message;
+    process.stderr.write(
+      `${PROGRAM} ${usage.name}: ${message}\nRun \`${PROGRAM} ${usage.name} --help\` for its flags.\n`,
+    );
     return 2;
   }
 }
@@ -115,16 +131,51 @@ export async function openServer(
   });
   const client = connect(config);
   const namespace = values.namespace ?? config.namespace ?? 'default';
+  const name = positionals[0]!;
   try {
     const server = await client.request<StoredMCPServer>({
       method: 'GET',
-      path: objectPath(MCP_SERVER, namespace, positionals[0]!),
+      path: objectPath(MCP_SERVER, namespace, name),
     });
     return { client, server };
   } catch (error) {
     client.close();
-    throw error;
+    throw readFailure(error, config, name, namespace);
   }
+}
+
+/** Socket errors that mean nothing answers at the API server's address. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'ETIMEDOUT',
+]);
+
+/**
+ * The first request's failure in words that say what to do: no cluster at the address, no CRD,
+ * no such server in the namespace searched. Anything else as it came.
+ */
+function readFailure(
+  error: unknown,
+  config: ClientConfig,
+  name: string,
+  namespace: string,
+): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (error instanceof NoAnswerError || (typeof code === 'string' && UNREACHABLE.has(code))) {
+    const where =
+      config.context === undefined
+        ? config.source
+        : `context ${config.context} of ${config.source}`;
+    return operatorError('MCPOP_KUBE_UNREACHABLE', config.server, where, (error as Error).message);
+  }
+  if (!isNotFound(error)) return error;
+  // A missing object is a NotFound Status naming it; a missing resource type, a bare 404.
+  return (error as KubeApiError).detail.includes('could not find the requested resource')
+    ? operatorError('MCPOP_CRD_MISSING', config.server)
+    : operatorError('MCPOP_SERVER_NOT_FOUND', name, namespace);
 }
 
 /**

@@ -21,8 +21,10 @@ export function configOrExit(
   try {
     return parseControllerConfig(argv, env);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`mcp-operator ${command}: ${message}\n\n${controllerUsage(command)}`);
+    if (!(err instanceof OperatorError)) throw err;
+    process.stderr.write(
+      `mcp-operator ${command}: ${err.message}\nRun \`mcp-operator ${command} --help\` for the flags.\n`,
+    );
     return 2;
   }
 }
@@ -69,10 +71,22 @@ export async function controllerCommand(argv: string[]): Promise<number> {
     });
     return await runManager(config, clientConfig, log);
   } catch (err) {
-    log.error(
-      { err, code: err instanceof OperatorError ? err.code : undefined },
-      'controller failed',
-    );
+    const refusal = startRefusal(err, config);
+    // A mistake at start is one line that says what to do; anything else is logged in full.
+    if (refusal !== undefined)
+      process.stderr.write(`mcp-operator controller: ${refusal.message}\n`);
+    else log.error({ err }, 'controller failed');
     return 1;
   }
+}
+
+/** A failure at start that one line explains: a kubeconfig problem, the address taken. */
+export function startRefusal(
+  err: unknown,
+  config: Pick<ControllerConfig, 'metricsAddress'>,
+): OperatorError | undefined {
+  if (err instanceof OperatorError) return err;
+  if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE')
+    return operatorError('MCPOP_ADDRESS_IN_USE', config.metricsAddress, '--metrics-address');
+  return undefined;
 }

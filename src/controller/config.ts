@@ -6,7 +6,16 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { durationFlag, integerFlag } from '../flags.ts';
+import {
+  type FlagSpec,
+  LOG_LEVELS,
+  argumentError,
+  durationFlag,
+  flagHelp,
+  hostPortFlag,
+  integerFlag,
+  logLevelFlag,
+} from '../flags.ts';
 import { operatorError } from '../errors.ts';
 import { type EgressSettings, isCidr } from '../discovery/egress.ts';
 import type { LeaseSettings } from '../kube/leader.ts';
@@ -37,32 +46,114 @@ export interface ControllerConfig {
   discoveryEgress: EgressSettings;
 }
 
-/** Each flag, its environment variable, and its default. */
+/**
+ * Each flag: what it takes and means, its environment variable and its default. `--help` and
+ * docs/configuration.md are generated from this table.
+ */
 const FLAGS = {
-  namespaces: { env: 'MCP_OPERATOR_NAMESPACES', default: '' },
-  concurrency: { env: 'MCP_OPERATOR_CONCURRENCY', default: '32' },
-  'leader-elect': { env: 'MCP_OPERATOR_LEADER_ELECT', default: 'true' },
-  'leader-election-namespace': { env: 'MCP_OPERATOR_LEADER_ELECTION_NAMESPACE', default: '' },
-  'leader-election-name': { env: 'MCP_OPERATOR_LEADER_ELECTION_NAME', default: 'mcp-operator' },
-  'bridge-image': { env: 'MCP_OPERATOR_BRIDGE_IMAGE', default: 'mcp-operator:latest' },
-  'image-pull-policy': { env: 'MCP_OPERATOR_IMAGE_PULL_POLICY', default: '' },
-  'metrics-address': { env: 'MCP_OPERATOR_METRICS_ADDRESS', default: ':8080' },
-  'resync-period': { env: 'MCP_OPERATOR_RESYNC_PERIOD', default: '10m' },
-  'shutdown-timeout': { env: 'MCP_OPERATOR_SHUTDOWN_TIMEOUT', default: '20s' },
-  'log-level': { env: 'MCP_OPERATOR_LOG_LEVEL', default: 'info' },
-  'discovery-denied-cidrs': { env: 'MCP_OPERATOR_DISCOVERY_DENIED_CIDRS', default: '' },
-  'discovery-allowed-cidrs': { env: 'MCP_OPERATOR_DISCOVERY_ALLOWED_CIDRS', default: '' },
+  namespaces: {
+    env: 'MCP_OPERATOR_NAMESPACES',
+    default: '',
+    type: 'list',
+    meaning: 'Namespaces whose MCPServers to manage, comma-separated; empty: every namespace.',
+  },
+  concurrency: {
+    env: 'MCP_OPERATOR_CONCURRENCY',
+    default: '32',
+    type: 'integer',
+    meaning: 'MCPServers reconciled at once.',
+  },
+  'leader-elect': {
+    env: 'MCP_OPERATOR_LEADER_ELECT',
+    default: 'true',
+    type: 'boolean',
+    meaning:
+      'Elect a leader with a Lease, so that one replica acts and the others stand by; --no-leader-elect turns it off.',
+  },
+  'leader-election-namespace': {
+    env: 'MCP_OPERATOR_LEADER_ELECTION_NAMESPACE',
+    default: '',
+    type: 'namespace',
+    meaning: "The Lease's namespace; empty: $POD_NAMESPACE (the operator's own), else default.",
+  },
+  'leader-election-name': {
+    env: 'MCP_OPERATOR_LEADER_ELECTION_NAME',
+    default: 'mcp-operator',
+    type: 'name',
+    meaning: "The Lease's name.",
+  },
+  'bridge-image': {
+    env: 'MCP_OPERATOR_BRIDGE_IMAGE',
+    default: 'mcp-operator:latest',
+    type: 'image',
+    meaning: 'Image of the bridge sidecar and its init container (the operator image).',
+  },
+  'image-pull-policy': {
+    env: 'MCP_OPERATOR_IMAGE_PULL_POLICY',
+    default: '',
+    type: 'Always|IfNotPresent|Never',
+    meaning: "Pull policy of those containers; empty: Kubernetes' default for the tag.",
+  },
+  'metrics-address': {
+    env: 'MCP_OPERATOR_METRICS_ADDRESS',
+    default: ':8080',
+    type: 'host:port',
+    meaning: 'Where /metrics, /healthz and /readyz are served; no host: every address.',
+  },
+  'resync-period': {
+    env: 'MCP_OPERATOR_RESYNC_PERIOD',
+    default: '10m',
+    type: 'duration',
+    meaning: 'Every MCPServer is reconciled at least this often, changed or not.',
+  },
+  'shutdown-timeout': {
+    env: 'MCP_OPERATOR_SHUTDOWN_TIMEOUT',
+    default: '20s',
+    type: 'duration',
+    meaning:
+      "How long a stopping leader waits for passes in flight before it releases the Lease; keep it below the pod's grace period.",
+  },
+  'log-level': {
+    env: 'MCP_OPERATOR_LOG_LEVEL',
+    default: 'info',
+    type: 'level',
+    meaning: `One of ${LOG_LEVELS.join(', ')}; logs are JSON lines on stdout.`,
+  },
+  'discovery-denied-cidrs': {
+    env: 'MCP_OPERATOR_DISCOVERY_DENIED_CIDRS',
+    default: '',
+    type: 'list',
+    meaning:
+      'Address ranges discovery does not connect to, besides the built-in ones (docs/tenancy.md).',
+  },
+  'discovery-allowed-cidrs': {
+    env: 'MCP_OPERATOR_DISCOVERY_ALLOWED_CIDRS',
+    default: '',
+    type: 'list',
+    meaning: 'Address ranges discovery may connect to although denied: exceptions win.',
+  },
   // No variable of its own: without the flag, loadFromDefault reads $KUBECONFIG (a path list).
-  kubeconfig: { env: undefined, default: '' },
-} as const satisfies Record<string, { env: string | undefined; default: string }>;
+  kubeconfig: {
+    env: undefined,
+    default: '',
+    type: 'file',
+    meaning:
+      'A kubeconfig file; unset: $KUBECONFIG, ~/.kube/config, or the in-cluster ServiceAccount.',
+  },
+} as const satisfies Record<string, Omit<FlagSpec, 'flag'>>;
 type Flag = keyof typeof FLAGS;
 
+/** The controller's flags, for --help and docs/configuration.md. */
+export const CONTROLLER_FLAG_SPECS: readonly FlagSpec[] = Object.entries(FLAGS).map(
+  ([flag, spec]) => ({ flag: `--${flag}`, ...spec }),
+);
+
 export function controllerUsage(command: string): string {
-  const lines = Object.entries(FLAGS).map(
-    ([flag, spec]) =>
-      `  --${flag.padEnd(26)} ${spec.env ?? ''}${spec.default === '' ? '' : ` (default ${spec.default})`}`,
-  );
-  return `Usage: mcp-operator ${command} [flags]\n\nFlags (and environment variables):\n${lines.join('\n')}\n`;
+  return `Usage: mcp-operator ${command} [flags]
+
+Flags (each falls back to its environment variable, then its default):
+${flagHelp(CONTROLLER_FLAG_SPECS)}
+`;
 }
 
 /** Boolean flags may stand alone, or be negated with `--no-`. */
@@ -90,6 +181,12 @@ function cidrs(flag: string, text: string): string[] {
   return list;
 }
 
+/** Checked here, so that a mistake is a line at start, not a listen error later. */
+function metricsAddress(text: string): string {
+  hostPortFlag('--metrics-address', text);
+  return text;
+}
+
 function boolean(flag: string, text: string): boolean {
   if (text === 'true' || text === '') return true;
   if (text === 'false') return false;
@@ -107,12 +204,19 @@ export function parseControllerConfig(
   const options = Object.fromEntries(
     Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }]),
   );
-  const { values } = parseArgs({
-    args: argv.map((arg) => BOOLEAN_SPELLINGS[arg] ?? arg),
-    options,
-    strict: true,
-    allowPositionals: false,
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv.map((arg) => BOOLEAN_SPELLINGS[arg] ?? arg),
+      options,
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (error) {
+    const known = [...CONTROLLER_FLAG_SPECS.map(({ flag }) => flag), '--no-leader-elect'];
+    throw argumentError(error, known) ?? error;
+  }
+  const { values } = parsed;
   const get = (flag: Flag): string => {
     const name: string | undefined = FLAGS[flag].env;
     return values[flag] ?? (name === undefined ? undefined : env[name]) ?? FLAGS[flag].default;
@@ -146,10 +250,10 @@ export function parseControllerConfig(
     ...(pullPolicy === ''
       ? {}
       : { imagePullPolicy: pullPolicy as ControllerConfig['imagePullPolicy'] }),
-    metricsAddress: get('metrics-address'),
+    metricsAddress: metricsAddress(get('metrics-address')),
     resyncPeriodMs: durationFlag('--resync-period', get('resync-period')),
     shutdownTimeoutMs: durationFlag('--shutdown-timeout', get('shutdown-timeout')),
-    logLevel: get('log-level'),
+    logLevel: logLevelFlag('--log-level', get('log-level')),
     ...(get('kubeconfig') === '' ? {} : { kubeconfig: get('kubeconfig') }),
     discoveryEgress: {
       // What client-node's in-cluster configuration reads: the API server's Service address.

@@ -67,10 +67,36 @@ interface Merged {
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-async function merge(paths: readonly string[]): Promise<Merged> {
+/** One kubeconfig file, read and parsed; a problem names the file and where it was named. */
+async function readKubeconfig(path: string, namedBy: string): Promise<KubeconfigFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const problem = code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw operatorError('MCPOP_KUBE_CONFIG', `${namedBy} ${path}: ${problem}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = load(text);
+  } catch (error) {
+    const reason = (error as Error).message.split('\n')[0];
+    throw operatorError('MCPOP_KUBE_CONFIG', `${path} is not valid YAML: ${reason}`);
+  }
+  if (
+    parsed !== undefined &&
+    parsed !== null &&
+    (typeof parsed !== 'object' || Array.isArray(parsed))
+  )
+    throw operatorError('MCPOP_KUBE_CONFIG', `${path} is not a kubeconfig (a YAML mapping)`);
+  return parsed ?? {};
+}
+
+async function merge(paths: readonly string[], namedBy: string): Promise<Merged> {
   const merged: Merged = { clusters: new Map(), users: new Map(), contexts: new Map() };
   for (const path of paths) {
-    const file = (load(await readFile(path, 'utf8')) ?? {}) as KubeconfigFile;
+    const file = await readKubeconfig(path, namedBy);
     const dir = dirname(path);
     for (const c of file.clusters ?? []) {
       if (!merged.clusters.has(c.name))
@@ -133,8 +159,9 @@ async function delegated(
 async function fromKubeconfig(
   paths: readonly string[],
   wanted: string | undefined,
+  namedBy: string,
 ): Promise<ClientConfig> {
-  const merged = await merge(paths);
+  const merged = await merge(paths, namedBy);
   const source = paths.join(delimiter);
   if (wanted !== undefined) merged.current = wanted;
   const context = merged.current === undefined ? undefined : merged.contexts.get(merged.current);
@@ -170,7 +197,10 @@ async function fromKubeconfig(
   else if (file !== undefined)
     authHeaders = tokenFile(isAbsolute(file) ? file : join(user.dir, file));
   else if (u['exec'] !== undefined || u['auth-provider'] !== undefined) {
-    authHeaders = await delegated(paths, merged.current!);
+    authHeaders = withContext(
+      await delegated(paths, merged.current!),
+      `the credential plugin of user ${str(context['user'])} (context ${merged.current}, ${source}) failed while connecting to ${server}`,
+    );
   } else if (u['username'] !== undefined) {
     throw operatorError(
       'MCPOP_KUBE_CONFIG',
@@ -201,6 +231,23 @@ async function inCluster(env: NodeJS.ProcessEnv, dir: string): Promise<ClientCon
   };
 }
 
+/**
+ * A credential plugin's failure with what we were doing: its own message (its stderr, as
+ * client-node reports it) says why, not for which cluster and user.
+ */
+function withContext(
+  authHeaders: ClientConfig['authHeaders'],
+  doing: string,
+): ClientConfig['authHeaders'] {
+  return async () => {
+    try {
+      return await authHeaders();
+    } catch (error) {
+      throw operatorError('MCPOP_KUBE_CREDENTIALS', doing, (error as Error).message);
+    }
+  };
+}
+
 export interface LoadOptions {
   /** The --kubeconfig flag. */
   kubeconfig?: string;
@@ -212,13 +259,20 @@ export interface LoadOptions {
 }
 
 export async function loadClientConfig(o: LoadOptions): Promise<ClientConfig> {
-  if (o.kubeconfig !== undefined) return fromKubeconfig([o.kubeconfig], o.context);
-  const listed = (o.env['KUBECONFIG'] ?? '')
-    .split(delimiter)
-    .filter((p) => p !== '' && existsSync(p));
-  if (listed.length > 0) return fromKubeconfig(listed, o.context);
+  if (o.kubeconfig !== undefined) return fromKubeconfig([o.kubeconfig], o.context, '--kubeconfig');
+  const named = (o.env['KUBECONFIG'] ?? '').split(delimiter).filter((p) => p !== '');
+  // As client-go: files of the list that do not exist are skipped; but a list of none is a
+  // mistake to name, not a reason to fall back to another cluster's credentials.
+  const listed = named.filter((p) => existsSync(p));
+  if (listed.length > 0) return fromKubeconfig(listed, o.context, '$KUBECONFIG');
+  if (named.length > 0) {
+    throw operatorError(
+      'MCPOP_KUBE_CONFIG',
+      `$KUBECONFIG is ${named.join(delimiter)}, and no such file exists; point it at a kubeconfig file, or unset it for ~/.kube/config`,
+    );
+  }
   const home = join(o.env['HOME'] ?? homedir(), '.kube', 'config');
-  if (existsSync(home)) return fromKubeconfig([home], o.context);
+  if (existsSync(home)) return fromKubeconfig([home], o.context, 'the default kubeconfig');
   const cluster = await inCluster(o.env, o.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   if (cluster !== undefined) return cluster;
   throw operatorError(

@@ -91,23 +91,3 @@ export function approvedYaml(
     .join('\n');
   return `${comment}\n${dump(block, { lineWidth: -1, noRefs: true })}`;
 }
-
-/**
- * A JSON merge patch (RFC 7396) that makes the snapshot the baseline: its tools and the
- * prompts, resources and resource templates of `catalog`. It clears
- * `configMapRef`: the API allows one of `tools` and `configMapRef`, and a merge patch replaces
- * the `tools` list as a whole, which is what approving means.
- */
-export function approvedMergePatch(
-  tools: readonly SnapshotTool[],
-  form: ApproveForm,
-  extras: ApprovalExtras = {},
-): object {
-  const approved = {
-    ...approvedContent(tools, form, extras),
-    configMapRef: null,
-    // Replaced whole: a provenance of an earlier approval describes other code.
-    provenance: extras.provenance ?? null,
-  };
-  return { spec: { tools: { approved } } };
-}

@@ -224,8 +224,11 @@ describe('a stdio MCP server, from discovery to enforcement', () => {
     expect((await cli('diff', NAME)).code).toBe(1);
 
     const applied = await cli('approve', NAME, '--apply');
+    // New tools alone need no confirmation; each is shown before it is written.
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain('(4 added):\nADDED    delete  compatible');
     expect(applied.stdout).toMatch(
-      /^Approved the 4 tools of .*\/files \(snapshot sha256:[0-9a-f]{64}\)\.\n$/,
+      /\nApproved 4 entries of .*\/files \(snapshot sha256:[0-9a-f]{64}; 4 tools listed\)\.\n$/,
     );
     const approved = (await k.get(NAME)).spec.tools?.approved;
     expect(approved?.tools).toEqual(block.spec.tools.approved.tools);
@@ -292,7 +295,20 @@ describe('a stdio MCP server, from discovery to enforcement', () => {
   });
 
   it('clears the drift when the new release is approved, and the bridge serves it', async () => {
-    expect((await cli('approve', NAME, '--apply', '--digests')).code).toBe(0);
+    const before = (await k.get(NAME)).spec.tools?.approved;
+    // Replacing what was approved needs --yes: without a terminal to ask, nothing is written.
+    const unconfirmed = await cli('approve', NAME, '--apply', '--digests');
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stdout).toContain('CHANGED  search  description-only (description)');
+    expect(unconfirmed.stdout).toContain('+ Searches the document index. Before answering');
+    expect(unconfirmed.stdout).toContain('REMOVED  delete  breaking');
+    expect(unconfirmed.stderr).toMatch(/3 of these entries change or remove .*--yes/);
+    const dryRun = await cli('approve', NAME, '--dry-run', '--tool', 'exfiltrate');
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toContain('(1 added):\nADDED    exfiltrate  compatible');
+    expect(dryRun.stdout).toContain('Would write spec.tools.approved (nothing was written):');
+    expect((await k.get(NAME)).spec.tools?.approved).toEqual(before);
+    expect((await cli('approve', NAME, '--apply', '--digests', '--yes')).code).toBe(0);
     const server = await waitForCondition(k, NAME, 'Drifted', 'False', 'ToolsMatch');
     expect(server.status?.drift).toBeUndefined();
     expect(server.spec.tools?.approved?.tools?.[0]).toEqual({

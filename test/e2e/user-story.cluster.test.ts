@@ -192,7 +192,7 @@ async function mcp(args: readonly string[], code = 0): Promise<string> {
 }
 
 async function approve(name: string): Promise<void> {
-  await execFileAsync(process.execPath, [CLI, 'approve', name, '-n', appsNs, '--apply'], {
+  await execFileAsync(process.execPath, [CLI, 'approve', name, '-n', appsNs, '--apply', '--yes'], {
     env: { ...process.env, KUBECONFIG: kubeconfig },
   });
 }

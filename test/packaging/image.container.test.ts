@@ -76,6 +76,14 @@ describe('the image', () => {
     },
   );
 
+  it.each([['mcp-operator'], ['kubectl-mcp']])('`%s --version` names the version', async (bin) => {
+    const { exitCode, output } = await exec([bin, '--version']);
+    expect([exitCode, output]).toEqual([
+      0,
+      expect.stringMatching(new RegExp(`^${bin} \\d+\\.\\d+`)),
+    ]);
+  });
+
   it('says how to get @kubernetes/client-node for the one command that needs it', async () => {
     const { exitCode, output } = await exec(['mcp-operator', 'dev']);
     expect(output).toContain(

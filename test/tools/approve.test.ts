@@ -1,6 +1,6 @@
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { approvedMergePatch, approvedTools, approvedYaml } from '../../src/tools/approve.ts';
+import { approvedTools, approvedYaml } from '../../src/tools/approve.ts';
 import { parseApprovedTools } from '../../src/tools/baseline.ts';
 import { computeDrift, isDrifted } from '../../src/tools/drift.ts';
 import type { Tool } from '../../src/mcp/schemas.ts';
@@ -89,29 +89,11 @@ describe('approve', () => {
     expect(yaml.startsWith('# server evil\\e]0;owned\\a 1.0\nspec:')).toBe(true);
   });
 
-  it('patches the list in and clears a ConfigMap reference and an earlier provenance', () => {
-    expect(approvedMergePatch(tools, 'digests')).toEqual({
-      spec: {
-        tools: {
-          approved: {
-            tools: approvedTools(tools, 'digests'),
-            configMapRef: null,
-            provenance: null,
-          },
-        },
-      },
-    });
-  });
-
   it('records what ran when the tools were approved', () => {
     const provenance = {
       imageDigests: [`sha256:${'c'.repeat(64)}`],
       serverInfo: { name: 'files', version: '1.0.0' },
     };
-    const patch = approvedMergePatch(tools, 'digests', { provenance }) as {
-      spec: { tools: { approved: { provenance: unknown } } };
-    };
-    expect(patch.spec.tools.approved.provenance).toEqual(provenance);
     const printed = load(approvedYaml(tools, 'digests', 'files 1.0.0', { provenance })) as {
       spec: { tools: { approved: { provenance: unknown } } };
     };
