@@ -13,8 +13,8 @@
  * that namespace; in many, every namespace.
  *
  * The operator runs as its pod would, in a memory cgroup of the chart's limit (bench/memory.ts),
- * from which Node sizes its heap, so that its RSS is what the pod would show; --no-cgroup runs
- * it without one.
+ * to which it fits its heap (src/heap-limit.ts), so that its RSS is what the pod would show;
+ * --no-cgroup runs it without one.
  *
  * Two tables: the summary (N, floor, operator, ratio, peak RSS, requests and writes per
  * server), then where the time went: status writes per server by the Ready reason they

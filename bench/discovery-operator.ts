@@ -2,7 +2,8 @@
  * Discovery through the whole operator on the real control plane: N `url` MCPServers, each a
  * light real MCP server (bench/discovery-servers.ts; half 2026-07-28, half 2025-11-25), the
  * operator as its own process with default flags, one per N, run as its pod would: in a memory
- * cgroup of the chart's limit (bench/memory.ts), from which Node sizes its heap. Three rounds:
+ * cgroup of the chart's limit (bench/memory.ts), to which it fits its heap (src/heap-limit.ts);
+ * each N ends with the OOM kills in that cgroup (none expected). Three rounds:
  * - first: create to every server Discovered (status and snapshot ConfigMaps written);
  * - no change: every server asked to run again (the mcp-operator.dev/discover annotation);
  *   goal: zero API writes;
@@ -368,7 +369,10 @@ function print(r: Result, previous: Result | undefined): void {
     previous === undefined
       ? ''
       : `; growth from N=${previous.n}: ${(((r.peakRssMb - previous.peakRssMb) * 1024) / (r.n - previous.n)).toFixed(1)} KiB/server at peak, ${(((r.rssMb - previous.rssMb) * 1024) / (r.n - previous.n)).toFixed(1)} KiB/server after`;
+  // An operator the kernel killed would have been restarted by no one: the rounds would fail.
+  const killed =
+    cgroup === undefined ? '' : `; OOM kills in its cgroup so far ${cgroup.oomKills()}`;
   console.log(
-    `  N=${r.n}: RSS idle ${r.idleRssMb.toFixed(0)} MiB, peak ${r.peakRssMb.toFixed(0)} MiB, after ${r.rssMb.toFixed(0)} MiB${growth}; load average ${load()}`,
+    `  N=${r.n}: RSS idle ${r.idleRssMb.toFixed(0)} MiB, peak ${r.peakRssMb.toFixed(0)} MiB, after ${r.rssMb.toFixed(0)} MiB${growth}${killed}; load average ${load()}`,
   );
 }

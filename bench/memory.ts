@@ -1,7 +1,7 @@
 /**
  * Where the operator's memory goes, measured from outside and inside its process:
  * - the container it would run in: a memory cgroup with the chart's `resources.limits.memory`,
- *   so that Node sizes V8's heap from that limit (it reads the cgroup at start), as in a pod;
+ *   from which the operator sizes V8's heap at start (src/heap-limit.ts), as in a pod;
  * - peak RSS per phase: the kernel's high-water mark (VmHWM), reset between phases through
  *   /proc/<pid>/clear_refs;
  * - at that peak, what it was made of: a probe loaded into the operator (`--import`) samples
@@ -32,6 +32,8 @@ export interface MemoryCgroup {
   launcher: string[];
   /** What it is, for the report. */
   description: string;
+  /** Processes in the group the kernel's OOM killer has ended so far. */
+  oomKills: () => number;
 }
 
 /**
@@ -60,6 +62,13 @@ export function memoryCgroup(limitBytes: number): MemoryCgroup | string {
   });
   return {
     launcher: ['sh', '-c', `echo $$ > ${join(group, 'cgroup.procs')} && exec "$@"`, 'sh'],
+    // `oom_kill N` in both (cgroup v1 since Linux 4.13).
+    oomKills: () =>
+      Number(
+        /^oom_kill (\d+)$/m.exec(
+          readOr(join(group, v1 ? 'memory.oom_control' : 'memory.events')),
+        )?.[1] ?? Number.NaN,
+      ),
     description: `in a memory cgroup of ${limitBytes / MIB} MiB, the chart's limit (cgroup ${v1 ? 'v1' : 'v2'})`,
   };
 }

@@ -1,5 +1,6 @@
 /**
- * Links that lead nowhere: a relative Markdown link to a file or heading that does not exist,
+ * Links that lead nowhere (and prose that reads "undefined", see undefinedText): a relative
+ * Markdown link to a file or heading that does not exist,
  * a `docs/adr/NNNN…` reference (in docs or code) to no decision record, or two records with one
  * number. `npm run docs:check` fails on any of them, so moving or splitting a document cannot
  * leave readers at a dead end.
@@ -88,6 +89,21 @@ function duplicateNumbers(records: readonly string[]): string[] {
     .map(([number, named]) => `${ADR_DIR}: ${named.join(' and ')} share the number ${number}`);
 }
 
+/**
+ * A generator that printed a missing value: the word `undefined` in the prose of a Markdown
+ * file (outside code, where it may be JavaScript). No document means it.
+ */
+function undefinedText(file: string): string[] {
+  const prose = readFileSync(file, 'utf8')
+    .replace(/```[\s\S]*?```/g, (block) => block.replace(/[^\n]/g, ''))
+    .replace(/`[^`\n]*`/g, '');
+  return prose
+    .split('\n')
+    .flatMap((line, i) =>
+      /\bundefined\b/.test(line) ? [`${file}:${i + 1}: reads "undefined"`] : [],
+    );
+}
+
 /** Every dead link of the project, as lines to print; empty when there is none. */
 export function deadLinks(): string[] {
   const files = projectFiles();
@@ -95,6 +111,7 @@ export function deadLinks(): string[] {
   const cache = new Map<string, Set<string>>();
   return [
     ...files.filter((f) => f.endsWith('.md')).flatMap((f) => deadMarkdownLinks(f, cache)),
+    ...files.filter((f) => f.endsWith('.md')).flatMap(undefinedText),
     ...files
       // The changelog names the paths that were, by design.
       .filter((f) => /\.(md|ts|js|sh|ya?ml)$/.test(f) && f !== 'CHANGELOG.md')

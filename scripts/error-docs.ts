@@ -29,8 +29,8 @@ export async function errorDocs(): Promise<Record<string, string>> {
 # Errors
 
 Every error the operator, the bridge and the commands raise on purpose has a stable code
-(\`MCPOP_*\`). It appears in logs (\`code\`), in status messages and events, and here with what to
-do about it. Codes are not JSON-RPC error codes: those are what MCP clients receive.
+(\`MCPOP_*\`). It appears in the logs of the operator and the bridge (\`code\`) and here, with what
+to do about it; status conditions, events and the commands print the same message without it. Codes are not JSON-RPC error codes: those are what MCP clients receive.
 
 ${sections.join('\n')}`;
   const options = await resolveConfig(ERRORS_DOC);

@@ -3,7 +3,8 @@
  * (scripts/error-docs.ts), the schema of `mcp-operator export` (scripts/export-schema.ts) and
  * that of the bridge's audit events (scripts/audit-schema.ts), or
  * with `--check` fails when the committed files differ from a fresh generation
- * (`npm run docs:check`). Either way it fails on a link that leads nowhere (scripts/doc-links.ts).
+ * (`npm run docs:check`). Either way it fails on a link that leads nowhere and on prose that
+ * reads "undefined" (scripts/doc-links.ts).
  */
 
 import { auditSchema } from './audit-schema.ts';
@@ -24,5 +25,5 @@ const stale = await writeOrCheck(
   process.argv.includes('--check'),
 );
 const dead = deadLinks();
-for (const line of dead) console.error(`dead link: ${line}`);
+for (const line of dead) console.error(`docs:check: ${line}`);
 process.exitCode = stale !== 0 || dead.length > 0 ? 1 : 0;

@@ -32,6 +32,7 @@ export interface MetricInfo {
 export const LABEL_BOUNDS: Record<string, string> = {
   server: 'one value per MCPServer (`namespace/name`)',
   severity: '`breaking`, `widening`, `compatible`, `description-only`',
+  level: 'the levels of a finding on model-facing text: `critical`, `warning`, `info`',
   result: 'a handful of fixed results',
   code: "the operator's error codes (`MCPOP_…`, [errors.md](errors.md)) and `UNEXPECTED`",
   verb: 'HTTP verbs, and `WATCH`',
@@ -58,6 +59,7 @@ function operatorRegistry(): Registry {
     queueDepth: () => ({ fast: 0, normal: 0 }),
     managedObjects: () => ({}),
     isLeader: () => false,
+    codeChanged: () => [],
   });
   new ResultStore(controller.registry);
   new DiscoveryScheduler({
@@ -130,8 +132,8 @@ export function metricsDoc(catalog: MetricInfo[]): string {
 
 # Metrics reference
 
-The operator serves \`/metrics\` on its metrics port (\`metrics.port\`, the \`<release>-metrics\`
-Service; \`metrics.serviceMonitor.enabled\` has the Prometheus operator scrape it). Every bridge
+The operator serves \`/metrics\` on its metrics port (\`metrics.port\`, the \`<fullname>-metrics\`
+Service, \`mcp-operator-metrics\` for the release \`mcp-operator\`; \`metrics.serviceMonitor.enabled\` has the Prometheus operator scrape it). Every bridge
 serves \`/metrics\` beside its MCP endpoint. Names follow the Prometheus naming guide: counters end
 in \`_total\`, durations and times are in seconds (\`_seconds\`, \`_timestamp_seconds\`), and every
 label has a bounded set of values (below): no tool name, URL or client-chosen text is a label.
@@ -153,8 +155,9 @@ ${bounds.join('\n')}
 
 ## Process metrics
 
-Both processes also export prom-client's Node.js process metrics under their own prefix. Their
-names are prom-client's (some gauges end in \`_total\`), kept as every Node.js service exports them.
+Both processes also export prom-client's Node.js process metrics under their own prefix, with
+prom-client's names, except its \`nodejs_active_{handles,requests,resources}_total\`: gauges
+with a counter's suffix, left out (each is the sum of the gauge without \`_total\`).
 
 ### Operator
 

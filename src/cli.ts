@@ -5,20 +5,25 @@
  * bridge sidecar does not load the controller and vice versa.
  */
 
+import { totalmem } from 'node:os';
 import type { Command } from './command.ts';
 import { OperatorError } from './errors.ts';
+import { heapRelaunch } from './heap-limit.ts';
 import { importOptional } from './optional.ts';
 import { packageVersion } from './version.ts';
 
 interface CommandEntry {
   summary: string;
   load: () => Promise<Command>;
+  /** Runs in a container of its own: its heap is sized to the container's memory limit. */
+  contained?: true;
 }
 
 const COMMANDS: Record<string, CommandEntry> = {
   bridge: {
     summary: 'serve an MCP server, stdio or HTTP, as Streamable HTTP behind policy and auth',
     load: async () => (await import('./bridge/command.ts')).default,
+    contained: true,
   },
   'bridge-install': {
     summary: 'copy busybox and the supervisor into a pod volume (init container)',
@@ -27,6 +32,7 @@ const COMMANDS: Record<string, CommandEntry> = {
   controller: {
     summary: 'run the controller: reconcile MCPServers into Deployments and Services',
     load: async () => (await import('./controller/command.ts')).controllerCommand,
+    contained: true,
   },
   dev: {
     summary: 'run the controller against the current kube context or a local control plane',
@@ -94,6 +100,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`mcp-operator: unknown command '${name}'\n\n${usage()}`);
     return 2;
   }
+  if (entry.contained) fitHeapToContainer();
   let command: Command;
   try {
     command = await entry.load();
@@ -103,6 +110,28 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 1;
   }
   return command(rest);
+}
+
+/**
+ * Starts this process again, in place (same pid, arguments and environment), with a heap limit
+ * that fits the container's memory limit (heap-limit.ts), when it has one and no heap flag was
+ * given. Before anything else runs: nothing is lost but Node's start.
+ */
+function fitHeapToContainer(): void {
+  const flag = heapRelaunch({
+    constrainedMemory: process.constrainedMemory(),
+    totalMemory: totalmem(),
+    execArgv: process.execArgv,
+    nodeOptions: process.env.NODE_OPTIONS,
+  });
+  // process.execve is missing on Windows, where no cgroup limits memory anyway.
+  if (flag === undefined || typeof process.execve !== 'function') return;
+  process.execve(process.execPath, [
+    process.execPath,
+    ...process.execArgv,
+    flag,
+    ...process.argv.slice(1),
+  ]);
 }
 
 process.exitCode = await main(process.argv.slice(2));

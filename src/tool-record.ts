@@ -65,3 +65,33 @@ export const CATALOG_DRIFT_MAX = 100;
 export const FINDINGS_MAX = 20;
 /** Characters of a finding's problem that status keeps. */
 export const FINDING_PROBLEM_MAX = 200;
+
+/**
+ * Levels of a finding on model-facing text, most severe first (docs/judging.md, "Findings"):
+ * critical and warning raise the alarm at the default level, info is shown only.
+ */
+export const FINDING_LEVELS = ['critical', 'warning', 'info'] as const;
+
+/** The codes of findings on model-facing text; docs/judging.md has an example of each. */
+export const TEXT_FINDING_CODES = [
+  'tag-characters',
+  'bidi-control',
+  'invisible-characters',
+  'mixed-script',
+  'conceal-from-user',
+  'ignore-instructions',
+  'sensitive-file',
+  'credential-request',
+  'send-to-url',
+  'call-first',
+  'hidden-tag',
+  'encoded-blob',
+  'long-text',
+  'shadowing-claim',
+  'shadowing-name',
+] as const;
+
+/** Findings on model-facing text that status.discovery keeps, most severe first. */
+export const TEXT_FINDINGS_MAX = 20;
+/** Characters of a finding's place (item, field) and reason that status keeps. */
+export const TEXT_FINDING_PLACE_MAX = 256;

@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ESLint } from 'eslint';
@@ -169,5 +169,61 @@ describe('the layout', () => {
     const table = readme.slice(readme.indexOf('### Where the code lives'));
     const rows = [...table.matchAll(/^\| `src\/(\w+)`/gm)].map((match) => match[1]);
     expect(rows.sort()).toEqual(folders);
+  });
+});
+
+/** Module → the modules of src/ it imports (static imports and re-exports, types included). */
+function importGraph(root: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter(
+    (file) => file.endsWith('.ts') && !file.startsWith('console/web/'),
+  );
+  for (const file of files) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const targets = [...text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+\.ts)'/gms)].map(
+      (match) => relative(root, resolve(root, dirname(file), match[1]!)),
+    );
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** Each import cycle once, as the modules along it. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (module: string): void => {
+    const at = path.indexOf(module);
+    if (at >= 0) {
+      cycles.push([...path.slice(at), module]);
+      return;
+    }
+    if (done.has(module)) return;
+    path.push(module);
+    for (const next of graph.get(module) ?? []) visit(next);
+    path.pop();
+    done.add(module);
+  };
+  for (const module of graph.keys()) visit(module);
+  return cycles;
+}
+
+describe('imports between modules', () => {
+  it('form no cycle in src/, types included', () => {
+    const graph = importGraph(join(import.meta.dirname, '..', 'src'));
+    expect(graph.size).toBeGreaterThan(100);
+    expect([...graph.values()].flat().length).toBeGreaterThan(300);
+    expect(cyclesOf(graph)).toEqual([]);
+  });
+
+  it('a cycle is found and named', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts', 'd.ts']],
+      ['d.ts', []],
+    ]);
+    expect(cyclesOf(graph)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
   });
 });

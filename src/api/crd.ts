@@ -76,7 +76,7 @@ const conditionColumn = (name: string, type: string, field: string, description:
   description,
 });
 
-/** `kubectl get mcps`: Ready, Transport, Tools, Drift, Age (README.md); Endpoint with -o wide. */
+/** `kubectl get mcps`: Ready, Transport, Tools, Drift, Findings, Age (README.md); Endpoint with -o wide. */
 const PRINTER_COLUMNS = [
   conditionColumn('Ready', ConditionType.Ready, 'status', 'Whether the server is ready.'),
   {
@@ -98,6 +98,13 @@ const PRINTER_COLUMNS = [
     'reason',
     'How the tools compare with the approved baseline.',
   ),
+  // The highest level of the findings on the text the model reads: empty when there are none.
+  {
+    name: 'Findings',
+    type: 'string',
+    jsonPath: '.status.discovery.textFindings.level',
+    description: 'The highest level of the findings on the text the model reads, if any.',
+  },
   {
     name: 'Endpoint',
     type: 'string',

@@ -83,6 +83,7 @@ function sectionRules(schema: JsonSchema): string[] {
 }
 
 function renderSection({ path, schema }: Section): string {
+  if (typeof schema.description !== 'string') throw new Error(`${path} has no description`);
   const required = new Set((schema.required ?? []) as string[]);
   const rows = Object.entries(props(schema)).map(([name, field]) =>
     fieldRow(name, field, `${path}.${name}`, required.has(name)),
@@ -105,7 +106,11 @@ function renderSection({ path, schema }: Section): string {
 function sections(path: string, schema: JsonSchema): Section[] {
   const children = Object.entries(props(schema)).flatMap(([name, field]) => {
     const object = objectOf(field);
-    return object === undefined ? [] : sections(`${path}.${name}`, object);
+    if (object === undefined) return [];
+    // The items of a list of objects carry no description of their own: the list's describes them.
+    const described =
+      object.description === undefined ? { ...object, description: field.description } : object;
+    return sections(`${path}.${name}`, described);
   });
   return [{ path, schema }, ...children];
 }

@@ -37,7 +37,8 @@ const SETTINGS = {
   },
   maxSessions: {
     type: 'integer',
-    meaning: 'Sessions open at once; more get HTTP 503 with Retry-After and a JSON-RPC error.',
+    meaning:
+      'Sessions open at once, open 2026-07-28 listens among them, and the most children for 2026-07-28 clients; more get HTTP 503 with Retry-After and a JSON-RPC error.',
   },
   warmPool: {
     type: 'integer',

@@ -10,9 +10,9 @@ import { STATELESS_VERSION } from '../mcp/versions.ts';
 /** Who sent a request, as its OAuth access token proves (auth/oauth.ts): what it was granted. */
 export interface Caller {
   scopes: ReadonlySet<string>;
-  /** The token's `sub` claim, for the audit trail; absent when it has none. */
+  /** Whom the token speaks for: `sub`, else `client_id`; a session is bound to it. */
   subject?: string;
-  /** The token's `client_id` claim (RFC 9068, RFC 7662): the client acting for `subject`. */
+  /** The token's `client_id` claim (RFC 9068, RFC 7662), for the audit trail. */
   clientId?: string;
 }
 

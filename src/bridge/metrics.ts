@@ -3,7 +3,8 @@
  * so two bridges in one test process do not collide).
  */
 
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../process-metrics.ts';
 import { RequestTallies } from './request-tallies.ts';
 import type { Outcome } from './identity.ts';
 
@@ -67,7 +68,7 @@ interface GaugeSources {
 
 export function createMetrics(): BridgeMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'mcp_bridge_' });
+  collectProcessMetrics(registry, 'mcp_bridge_');
   let sources: GaugeSources = { sessions: () => 0, maxSessions: () => 0, children: () => 0 };
   new Gauge({
     name: 'mcp_bridge_sessions',

@@ -8,6 +8,7 @@ import { readBaseline } from '../discovery/baseline.ts';
 import { driftFrom, driftInputs } from '../discovery/drift-basis.ts';
 import { isDrifted } from '../tools/drift.ts';
 import { formatFindings } from '../tools/findings.ts';
+import { formatTextFindings } from '../tools/text-findings.ts';
 import { formatDrift } from '../tools/format.ts';
 import { COMMON_OPTIONS, PROGRAM, TARGET, open, parsed, reviewCommand } from './target.ts';
 
@@ -43,7 +44,7 @@ export const diffCommand = reviewCommand(USAGE, async (argv) => {
         ? `${namespace}/${name} has no spec.tools.approved: every listed tool is new.\n`
         : '';
     process.stdout.write(
-      `${namespace}/${name}: ${snapshot.tools.length} tools listed (snapshot ${snapshot.digest}).\n${note}${formatDrift(drift)}${formatFindings(snapshot.findings)}`,
+      `${namespace}/${name}: ${snapshot.tools.length} tools listed (snapshot ${snapshot.digest}).\n${note}${formatDrift(drift)}${formatFindings(snapshot.findings)}${formatTextFindings(snapshot.textFindings)}`,
     );
     return isDrifted(drift) ? 1 : 0;
   } finally {

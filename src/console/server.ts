@@ -16,7 +16,9 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { readBaseline } from '../discovery/baseline.ts';
 import { OperatorError } from '../errors.ts';
-import { KubeApiError, errorText, type KubeClient } from '../kube/client.ts';
+import { MCP_SERVER, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
+import { KubeApiError, errorText, isNotFound, type KubeClient } from '../kube/client.ts';
+import { objectPath } from '../kube/resources.ts';
 import type { Access } from './access.ts';
 import {
   APPROVAL_BODY,
@@ -110,7 +112,13 @@ export function consoleServer(o: ConsoleServerOptions): ConsoleServer {
     '/api/servers/:namespace/:name',
     async (request, reply) => {
       const { namespace, name } = request.params;
-      const server = o.watch.server(namespace, name);
+      // Read afresh as the user: the page shows the server as it is, and the watch keeps only rows.
+      const server = await o.client
+        .request<StoredMCPServer>({ method: 'GET', path: objectPath(MCP_SERVER, namespace, name) })
+        .catch((error: unknown) => {
+          if (isNotFound(error)) return undefined;
+          throw error;
+        });
       if (server === undefined) return notFound(reply, `No MCPServer ${namespace}/${name}.`);
       const [snapshot, baseline, access] = await Promise.all([
         snapshots.current(server),

@@ -1,13 +1,14 @@
 /**
- * What the console keeps in step with the API server, as the user: the MCPServers (each also
- * as its fleet row), the Events about them, and the snapshot ConfigMaps' metadata (their
- * content, up to 1 MiB each, is read only for the server page that shows it). One reflector
+ * What the console keeps in step with the API server, as the user: the MCPServers (as much of
+ * each as its fleet row reads, and the row), the Events about them, and the snapshot
+ * ConfigMaps' metadata (the server page reads a server and its snapshot when it is opened). One reflector
  * per kind and namespace (src/kube/informer.ts), so a change reaches the page from a watch,
  * not from polling.
  */
 
 import type { Logger } from 'pino';
 import { KIND, LABEL_SNAPSHOT } from '../api/names.ts';
+import { ConditionType } from '../api/v1alpha1/conditions.ts';
 import { MCP_SERVER, type StoredMCPServer } from '../api/v1alpha1/stored.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { Informer } from '../kube/informer.ts';
@@ -55,17 +56,57 @@ function slimEvent(event: ConsoleEvent): ConsoleEvent {
 }
 
 /**
- * Keeps of an MCPServer what the pages show: everything but managedFields (the reflector drops
- * those) and the last-applied annotation, a second copy of the spec.
+ * Keeps of an MCPServer what its fleet row reads (fleet-row.ts); the server page reads the
+ * object itself, as the user, when it is opened. Everything else would cost the console memory
+ * per server for nothing the fleet shows: the approved baseline (which can hold every tool's
+ * full definition), status.discovery's digests of every tool, the other conditions, the
+ * annotations (kubectl's last-applied copy of the spec among them).
  */
-function slimServer(server: StoredMCPServer): StoredMCPServer {
-  if (server.metadata.annotations?.[LAST_APPLIED] === undefined) return server;
-  const annotations = { ...server.metadata.annotations };
-  delete annotations[LAST_APPLIED];
-  return { ...server, metadata: { ...server.metadata, annotations } };
+export function rowSource(server: StoredMCPServer): StoredMCPServer {
+  const { metadata, spec, status } = server;
+  const discovery = status?.discovery;
+  return {
+    apiVersion: server.apiVersion,
+    kind: server.kind,
+    metadata: {
+      name: metadata.name,
+      namespace: metadata.namespace,
+      uid: metadata.uid,
+      resourceVersion: metadata.resourceVersion,
+    },
+    spec: { url: spec.url, transport: spec.transport },
+    status:
+      status === undefined
+        ? undefined
+        : {
+            conditions: status.conditions?.filter((c) => ROW_CONDITIONS.has(c.type)),
+            discovery:
+              discovery === undefined
+                ? undefined
+                : {
+                    toolCount: discovery.toolCount,
+                    prompts: discovery.prompts,
+                    resources: discovery.resources,
+                    resourceTemplates: discovery.resourceTemplates,
+                    findingCount: discovery.findingCount,
+                    lastSuccessTime: discovery.lastSuccessTime,
+                  },
+            drift: status.drift,
+            provenance:
+              status.provenance?.codeChanged === undefined
+                ? undefined
+                : { codeChanged: status.provenance.codeChanged },
+          },
+  };
 }
 
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+/**
+ * Objects per page of the first list: each page is held whole, as text and parsed, before
+ * rowSource slims it, so smaller pages keep the console's peak memory down at a thousand servers.
+ */
+const LIST_PAGE_SIZE = 100;
+
+const ROW_CONDITIONS = new Set<string>([ConditionType.Ready, ConditionType.Drifted]);
 
 export interface WatchOptions {
   client: KubeClient;
@@ -90,7 +131,8 @@ export class ConsoleWatch {
     this.#servers = new Informer<StoredMCPServer>({
       ...common,
       resource: MCP_SERVER,
-      transform: slimServer,
+      transform: rowSource,
+      pageSize: LIST_PAGE_SIZE,
       onChange: (change) => this.#onServer(change),
     });
     this.#events = o.events
@@ -128,10 +170,6 @@ export class ConsoleWatch {
   /** Every row, in no particular order: the page sorts. */
   rows(): FleetRow[] {
     return [...this.#rows.values()];
-  }
-
-  server(namespace: string, name: string): StoredMCPServer | undefined {
-    return this.#servers.store.get(objectKey(namespace, name));
   }
 
   /** The latest Events about a server, newest last. */

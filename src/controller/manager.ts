@@ -15,7 +15,7 @@ import type { ControllerConfig } from './config.ts';
 import { EventRecorder } from './event-recorder.ts';
 import { connect, type ClientOptions, type KubeClient } from '../kube/client.ts';
 import type { ClientConfig } from '../kube/config.ts';
-import { objectKey, splitKey } from '../kube/resources.ts';
+import { keyOf, objectKey, splitKey } from '../kube/resources.ts';
 import { LeaderElector, type ElectionEnd } from '../kube/leader.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { PendingWrites } from './pending.ts';
@@ -146,6 +146,11 @@ export class Manager {
       queueDepth: () => this.#queue.depth,
       managedObjects: () => this.#caches.counts(),
       isLeader: () => this.#leading,
+      codeChanged: () =>
+        this.#caches.servers.store
+          .list()
+          .filter((server) => server.status?.provenance?.codeChanged !== undefined)
+          .map(keyOf),
     });
   }
 

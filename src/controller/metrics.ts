@@ -3,7 +3,8 @@
  * managers in one process, as in tests, do not collide). Names follow the Prometheus naming
  * guide: `mcp_operator_` prefix, `_total` counters, base units (seconds).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectProcessMetrics } from '../process-metrics.ts';
 import type { Lane } from '../kube/queue.ts';
 
 /** Read at scrape time from the running manager. */
@@ -13,6 +14,11 @@ export interface GaugeSources {
   /** Objects in the caches, by kind. */
   managedObjects: () => Record<string, number>;
   isLeader: () => boolean;
+  /**
+   * The servers (`namespace/name`) whose status says the same spec now runs different code
+   * (status.provenance.codeChanged), from the cache.
+   */
+  codeChanged: () => Iterable<string>;
 }
 
 export class ControllerMetrics {
@@ -24,7 +30,7 @@ export class ControllerMetrics {
 
   constructor() {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'mcp_operator_' });
+    collectProcessMetrics(this.registry, 'mcp_operator_');
     this.reconciles = new Counter({
       name: 'mcp_operator_reconcile_total',
       help: 'Reconcile passes, by result (success, error, requeue).',
@@ -78,6 +84,17 @@ export class ControllerMetrics {
       registers,
       collect() {
         this.set(sources.isLeader() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'mcp_operator_server_code_changed',
+      help: '1 while the same spec runs different code (status.provenance.codeChanged: a moved tag, a new release of an unpinned package, another serverInfo), until the spec changes; absent otherwise.',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        // Set afresh at each scrape: a server whose code change was approved or deleted leaves.
+        this.reset();
+        for (const server of sources.codeChanged()) this.set({ server }, 1);
       },
     });
   }

@@ -158,8 +158,10 @@ function checkedUrl(url: string): string {
 /**
  * The capabilities discovery declares, in the handshake and to a 2026-07-28 server: those agents
  * commonly declare. A server may list the tools that use them only to clients that declare them
- * (server-everything registers seven such tools after `initialize`), and discovery must see every
- * tool an agent can, or such tools could never be approved, and their drift would go unseen.
+ * (server-everything 2026.8.31 lists four more after `initialize`, 17 against 13: one for each
+ * of roots and sampling, two for elicitation; bench/discovery-capabilities.ts), and discovery
+ * must see every tool an agent can, or such tools could never be approved, and their drift
+ * would go unseen.
  * Declaring them costs nothing: servers ask for input only within a tool call, and discovery
  * calls none; a `roots/list` a server sends on its own goes unanswered until discovery ends
  * the session moments later.

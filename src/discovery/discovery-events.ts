@@ -15,6 +15,8 @@ import {
   DriftedReason,
 } from '../api/v1alpha1/conditions.ts';
 import type { MCPServerStatus } from '../api/v1alpha1/mcpserver.ts';
+import type { StatusTextFindings } from '../api/v1alpha1/status.ts';
+import { DEFAULT_FINDING_LEVEL, levelAtLeast } from '../tools/text-findings.ts';
 import type { DiscoveryStatusPart } from './discovery-status.ts';
 
 export const DiscoveryEventReason = {
@@ -23,6 +25,7 @@ export const DiscoveryEventReason = {
   DriftDetected: 'DriftDetected',
   DriftCleared: 'DriftCleared',
   BaselineInvalid: 'BaselineInvalid',
+  TextFindings: 'TextFindings',
 } as const;
 
 export interface DiscoveryEvent {
@@ -47,6 +50,36 @@ export function discoveryEvents(
       drifted,
       !isDeepStrictEqual(previous?.drift, next.drift),
     ),
+    ...textFindingEvents(previous?.discovery?.textFindings, next.discovery?.textFindings),
+  ];
+}
+
+/** Findings named in the Event's message; status and `mcp-operator diff` have the rest. */
+const EVENT_FINDINGS = 3;
+
+/**
+ * A Warning when the findings on model-facing text at or above the default level appear or
+ * change (a later run that finds the same ones is not news).
+ */
+function textFindingEvents(
+  before: StatusTextFindings | undefined,
+  now: StatusTextFindings | undefined,
+): DiscoveryEvent[] {
+  const loud = (findings: StatusTextFindings | undefined) =>
+    (findings?.items ?? []).filter((f) => levelAtLeast(f.level, DEFAULT_FINDING_LEVEL));
+  const found = loud(now);
+  if (found.length === 0 || isDeepStrictEqual(loud(before), found)) return [];
+  const named = found
+    .slice(0, EVENT_FINDINGS)
+    .map((f) => `${f.item} ${f.field}: ${f.code} (${f.level}), ${f.reason}`)
+    .join('; ');
+  const more = found.length > EVENT_FINDINGS ? `; and ${found.length - EVENT_FINDINGS} more` : '';
+  return [
+    {
+      type: 'Warning',
+      reason: DiscoveryEventReason.TextFindings,
+      message: `The text the model reads has ${found.length} ${found.length === 1 ? 'finding' : 'findings'} at or above ${DEFAULT_FINDING_LEVEL}: ${named}${more}. Review it before approving; mcp-operator diff shows each in full.`,
+    },
   ];
 }
 

@@ -10,6 +10,7 @@
  * that the scheduler backs off and counts it.
  */
 
+import { countByLevel } from '../tools/text-findings.ts';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
@@ -103,7 +104,11 @@ export class DiscoveryRunner {
         // Not in a ConfigMap to read again: kept whole (a tool set over 1 MiB is rare).
         ...(stored.fits ? {} : { listed: { tools: snapshot.tools, catalog: snapshot.catalog } }),
       });
-      return { toolCount: snapshot.tools.length, drift: drift?.severity };
+      return {
+        toolCount: snapshot.tools.length,
+        drift: drift?.severity,
+        textFindings: countByLevel(snapshot.textFindings),
+      };
     } catch (error) {
       if (!removed(signal)) this.#o.results.failed(key, generation, at, failureOf(error));
       throw error;

@@ -15,6 +15,7 @@
  * Time comes from an injectable clock, randomness from an injectable source (tests drive both).
  */
 
+import { FINDING_LEVELS, type FindingLevel } from '../tools/text-findings.ts';
 import type { DriftSeverity } from '../api/v1alpha1/mcpserver.ts';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { OperatorError, operatorError } from '../errors.ts';
@@ -39,6 +40,8 @@ export interface RunOutcome {
   toolCount: number;
   /** The drift's severity as a whole; undefined when the tools match the baseline. */
   drift: DriftSeverity | undefined;
+  /** Findings on the text the model reads, by level; none when absent. */
+  textFindings?: Partial<Record<FindingLevel, number>>;
 }
 
 export interface ServerSettings {
@@ -276,6 +279,7 @@ class SchedulerMetrics {
   readonly #tools: Gauge<'server'>;
   readonly #interval: Gauge<'server'>;
   readonly #drift: Gauge<'server' | 'severity'>;
+  readonly #textFindings: Gauge<'server' | 'level'>;
   readonly #drifted = new Map<string, DriftSeverity>();
 
   constructor(registry: Registry, scheduler: DiscoveryScheduler) {
@@ -312,6 +316,12 @@ class SchedulerMetrics {
       labelNames: ['server', 'severity'],
       registers,
     });
+    this.#textFindings = new Gauge({
+      name: 'mcp_operator_server_text_findings',
+      help: 'Findings on the text the model reads (descriptions, titles, names, instructions) at the last successful discovery, by level (critical, warning, info); absent at a level without findings.',
+      labelNames: ['server', 'level'],
+      registers,
+    });
     new Gauge({
       name: 'mcp_operator_drifted_servers',
       help: 'Servers whose tools differ from their approved baseline.',
@@ -346,6 +356,15 @@ class SchedulerMetrics {
     this.#duration.observe({ result: 'success' }, seconds);
     this.#tools.set({ server: key }, outcome.toolCount);
     this.#setDrift(key, outcome.drift);
+    this.#setTextFindings(key, outcome.textFindings ?? {});
+  }
+
+  #setTextFindings(key: string, counts: Partial<Record<FindingLevel, number>>): void {
+    for (const level of FINDING_LEVELS) {
+      const count = counts[level] ?? 0;
+      if (count > 0) this.#textFindings.set({ server: key, level }, count);
+      else this.#textFindings.remove({ server: key, level });
+    }
   }
 
   #setDrift(key: string, severity: DriftSeverity | undefined): void {
@@ -369,5 +388,6 @@ class SchedulerMetrics {
     this.#tools.remove({ server: key });
     this.#interval.remove({ server: key });
     this.#setDrift(key, undefined);
+    this.#setTextFindings(key, {});
   }
 }

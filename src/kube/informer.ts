@@ -19,6 +19,8 @@ export interface InformerOptions<T extends KubeObject> {
   metadataOnly?: boolean;
   /** See ReflectorOptions.transform. */
   transform?: (obj: T) => T;
+  /** See ReflectorOptions.pageSize. */
+  pageSize?: number;
   indexers?: Record<string, IndexFunc<T>>;
   onChange: (change: Change<T>) => void;
   log: Logger;
@@ -41,6 +43,7 @@ export class Informer<T extends KubeObject> {
           fieldSelector: o.fieldSelector,
           metadataOnly: o.metadataOnly,
           transform: o.transform,
+          pageSize: o.pageSize,
           store: this.store,
           onChange: o.onChange,
           log: o.log,

@@ -31,7 +31,7 @@ import type {
 /** The images that run a launcher when the user names none: those the project's examples use. */
 export const LAUNCHER_IMAGES = {
   npm: 'node:24-bookworm-slim',
-  pypi: 'ghcr.io/astral-sh/uv:python3.12-bookworm-slim',
+  pypi: 'ghcr.io/astral-sh/uv:python3.11-bookworm-slim',
 } as const;
 
 /** Package types this operator can run, in the order one is chosen. */

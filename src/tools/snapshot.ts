@@ -11,6 +11,8 @@ import {
   CAPABILITIES_MAX,
   FINDING_PROBLEM_MAX,
   FINDINGS_MAX,
+  TEXT_FINDING_PLACE_MAX,
+  TEXT_FINDINGS_MAX,
   TOOL_NAME_PATTERN,
 } from '../tool-record.ts';
 import {
@@ -30,6 +32,7 @@ import {
   catalogItems,
 } from './catalog-items.ts';
 import { NAME_MAX, shown } from './text.ts';
+import { FINDING_LEVELS, type TextFinding, highestLevel, judgeListing } from './text-findings.ts';
 
 /** What a server told discovery about itself. */
 export interface Discovery {
@@ -69,6 +72,8 @@ export interface Snapshot {
   findings: Finding[];
   /** Prompts, resources and resource templates, for the capabilities the server declares. */
   catalog: Catalog;
+  /** Findings on the text the model reads (text-findings.ts), in the order of modelTexts. */
+  textFindings: TextFinding[];
 }
 
 /** Digest every tool. Throws MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent. */
@@ -94,6 +99,7 @@ export function takeSnapshot(discovery: Discovery): Snapshot {
         catalogItems(kind as CatalogKind, listed),
       ]),
     ),
+    textFindings: judgeListing(discovery),
   };
 }
 
@@ -117,6 +123,7 @@ export type CompactDiscovery = Pick<
   | 'tools'
   | 'findingCount'
   | 'findings'
+  | 'textFindings'
   | CatalogKind
 >;
 
@@ -148,6 +155,7 @@ export function compactStatus(snapshot: Snapshot): CompactDiscovery {
       .filter(({ name }) => isToolName(name))
       .map(({ name, digest }) => ({ name, digest: abbreviate(digest) })),
     ...compactFindings(snapshot.findings),
+    ...compactTextFindings(snapshot.textFindings),
     ...catalogSummary(snapshot.catalog),
   };
 }
@@ -163,6 +171,36 @@ function compactFindings(
       item: shown(item, NAME_MAX),
       problem: shown(problem, FINDING_PROBLEM_MAX),
     })),
+  };
+}
+
+/** The most severe findings on model-facing text first, bounded; nothing without findings. */
+function compactTextFindings(
+  findings: readonly TextFinding[],
+): Pick<CompactDiscovery, 'textFindings'> {
+  const level = highestLevel(findings);
+  if (level === undefined) return {};
+  const first: TextFinding[] = [];
+  for (const level of FINDING_LEVELS) {
+    for (const finding of findings) {
+      if (first.length === TEXT_FINDINGS_MAX) break;
+      if (finding.level === level) first.push(finding);
+    }
+  }
+  return {
+    textFindings: {
+      level,
+      count: findings.length,
+      items: first.map(({ item, field, code, level, start, end, reason }) => ({
+        item: shown(item, TEXT_FINDING_PLACE_MAX),
+        field: shown(field, TEXT_FINDING_PLACE_MAX),
+        code,
+        level,
+        start,
+        end,
+        reason: shown(reason, TEXT_FINDING_PLACE_MAX),
+      })),
+    },
   };
 }
 

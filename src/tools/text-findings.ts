@@ -12,11 +12,11 @@
 
 import { CATALOG, CATALOG_KINDS, type CatalogKind, type ListedItem } from './catalog-items.ts';
 import { compareNames } from './digest.ts';
+import { shown, visible } from './text.ts';
 import {
   FINDING_LEVELS,
   type FindingLevel,
   type Hit,
-  type TextFindingCode,
   normalise,
   scanName,
   scanText,
@@ -37,7 +37,15 @@ export interface ModelText {
 export interface TextFinding extends Hit {
   item: string;
   field: string;
+  /** The start of the span's text, for `mcp-operator diff`; not kept in status. */
+  excerpt: string;
 }
+
+/** Characters of a span `diff` prints. */
+const EXCERPT_MAX = 100;
+
+const excerpt = (text: string, hit: Hit) =>
+  text.slice(hit.start, Math.min(hit.end, hit.start + EXCERPT_MAX));
 
 /** What a listing holds of model-facing text; the shape of a snapshot, without its digests. */
 export interface Listing {
@@ -148,8 +156,9 @@ export function judgeListing(
   const own = new Set(listing.tools.map((tool) => String(tool.name).toLowerCase()));
   for (const { item, field, text } of texts) {
     const name = field === 'name' || field.endsWith('(name)') || field.endsWith('/name');
-    for (const hit of name ? scanName(text) : scanText(text))
-      findings.push({ item, field, ...hit });
+    for (const hit of name ? scanName(text) : scanText(text)) {
+      findings.push({ item, field, ...hit, excerpt: excerpt(text, hit) });
+    }
     if (usual !== undefined && isDescription(field) && text.length >= OUTLIER_MIN) {
       if (text.length >= OUTLIER_RATIO * usual) {
         findings.push({
@@ -160,12 +169,14 @@ export function judgeListing(
           start: 0,
           end: text.length,
           reason: `${text.length} characters, where this server's descriptions usually have ${usual}`,
+          excerpt: text.slice(0, EXCERPT_MAX),
         });
       }
     }
     if (otherServers.size > 0 && !name) {
       const shadow = namedTool(text, otherServers, own);
-      if (shadow !== undefined) findings.push({ item, field, ...shadow });
+      if (shadow !== undefined)
+        findings.push({ item, field, ...shadow, excerpt: excerpt(text, shadow) });
     }
   }
   return findings;
@@ -224,11 +235,28 @@ function record(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
 
-/** Counts per code, for the metric and summaries. */
-export function countByCode(
+/** How many findings there are at each level, for the metric. */
+export function countByLevel(
   findings: readonly TextFinding[],
-): Partial<Record<TextFindingCode, number>> {
-  const counts: Partial<Record<TextFindingCode, number>> = {};
-  for (const { code } of findings) counts[code] = (counts[code] ?? 0) + 1;
+): Partial<Record<FindingLevel, number>> {
+  const counts: Partial<Record<FindingLevel, number>> = {};
+  for (const { level } of findings) counts[level] = (counts[level] ?? 0) + 1;
   return counts;
+}
+
+/**
+ * Findings as `mcp-operator diff` prints them, most severe first, each with its span as written
+ * (control characters made visible, cut); empty without findings.
+ */
+export function formatTextFindings(findings: readonly TextFinding[]): string {
+  if (findings.length === 0) return '';
+  const ordered = FINDING_LEVELS.flatMap((level) => findings.filter((f) => f.level === level));
+  const lines = [
+    `Text findings: ${findings.length} on the text the model reads (docs/judging.md explains each code):`,
+    ...ordered.map(
+      (f) =>
+        `${f.level.toUpperCase()}  ${f.code}  ${f.item}  ${f.field} [${f.start}, ${f.end}): ${f.reason}: "${shown(f.excerpt, EXCERPT_MAX * 2)}"`,
+    ),
+  ];
+  return `${lines.map((line) => visible(line)).join('\n')}\n`;
 }

@@ -10,26 +10,11 @@
  * spacing or case, do not hide a phrase; spans are mapped back to the text as written.
  */
 
-export const FINDING_LEVELS = ['critical', 'warning', 'info'] as const;
+import { FINDING_LEVELS, TEXT_FINDING_CODES } from '../tool-record.ts';
+
+export { FINDING_LEVELS, TEXT_FINDING_CODES };
 export type FindingLevel = (typeof FINDING_LEVELS)[number];
 
-export const TEXT_FINDING_CODES = [
-  'tag-characters',
-  'bidi-control',
-  'invisible-characters',
-  'mixed-script',
-  'conceal-from-user',
-  'ignore-instructions',
-  'sensitive-file',
-  'credential-request',
-  'send-to-url',
-  'call-first',
-  'hidden-tag',
-  'encoded-blob',
-  'long-text',
-  'shadowing-claim',
-  'shadowing-name',
-] as const;
 export type TextFindingCode = (typeof TEXT_FINDING_CODES)[number];
 
 /** One thing a check found: where in the text (UTF-16 offsets, end exclusive) and why. */

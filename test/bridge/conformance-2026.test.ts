@@ -24,7 +24,7 @@ import {
   type SuiteRun,
 } from './conformance.ts';
 import { everythingServer } from './go-server.ts';
-import { post, startTestBridge } from './harness.ts';
+import { messagesOf, post, startTestBridge } from './harness.ts';
 
 const REVISION = '2026-07-28';
 
@@ -91,8 +91,9 @@ const TARGETS: Target[] = [
     name: 'proxy, 2025 upstream',
     start: proxyIn(false),
     cannotPass: {
+      // Shown by 'names its own key for a handshake-era request and carries it whole', below.
       'input-required-result-basic-elicitation':
-        "checks that the server's own inputRequests key is user_name; a handshake-era server asks with elicitation/create, which carries no key, so a translator names it itself",
+        "checks that the inputRequests key is user_name, a name only the server's own InputRequiredResult (2026-07-28) holds; a handshake-era server asks with elicitation/create, whose request (method, params, a JSON-RPC id) carries no such name, so any translator names the key itself",
     },
   },
 ];
@@ -185,6 +186,87 @@ describe(`conformance requirement set ${REVISION}`, { timeout: 900_000 }, () => 
       expect(passes(run, 'dns-rebinding-protection')).toBe(true);
     },
   );
+
+  it('names its own key for a handshake-era request and carries it whole; a 2026 server names it', async () => {
+    // The scenario's two rounds, as the suite sends them: its client declares elicitation.
+    const call = async (url: string, extra: Record<string, unknown> = {}) => {
+      const name = 'test_input_required_result_elicitation';
+      const meta = {
+        'io.modelcontextprotocol/protocolVersion': REVISION,
+        'io.modelcontextprotocol/clientInfo': { name: 'conformance-test-client', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {}, roots: {} },
+      };
+      const response = await post(
+        url,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name, arguments: {}, ...extra, _meta: meta },
+        },
+        { 'mcp-protocol-version': REVISION, 'mcp-method': 'tools/call', 'mcp-name': name },
+      );
+      const answer = (await messagesOf(response)).find((m) => 'result' in m || 'error' in m);
+      expect(answer).toHaveProperty('result');
+      return answer as {
+        result: {
+          resultType?: string;
+          inputRequests?: Record<string, unknown>;
+          requestState?: string;
+          content?: { text: string }[];
+        };
+      };
+    };
+    const asked = {
+      method: 'elicitation/create',
+      params: {
+        message: 'What is your name?',
+        requestedSchema: {
+          type: 'object',
+          properties: { name: { type: 'string' } },
+          required: ['name'],
+        },
+      },
+    };
+    const rounds = async (target: Target) => {
+      const server = await target.start(binary);
+      try {
+        const first = (await call(server.url)).result;
+        expect(first.resultType).toBe('input_required');
+        const keys = Object.keys(first.inputRequests ?? {});
+        expect(keys).toHaveLength(1);
+        const request = first.inputRequests![keys[0]!] as { params: Record<string, unknown> };
+        const second = (
+          await call(server.url, {
+            inputResponses: { [keys[0]!]: { action: 'accept', content: { name: 'Alice' } } },
+            ...(first.requestState === undefined ? {} : { requestState: first.requestState }),
+          })
+        ).result;
+        return { key: keys[0]!, request, text: second.content?.[0]?.text };
+      } finally {
+        await server.stop();
+      }
+    };
+    const [relayed, translated] = [TARGETS.at(-2)!, TARGETS.at(-1)!];
+    expect([relayed.name, translated.name]).toEqual([
+      'proxy, 2026 upstream',
+      'proxy, 2025 upstream',
+    ]);
+
+    // A server of 2026-07-28 names the key in its own result: relayed as it wrote it.
+    const native = await rounds(relayed);
+    expect(native.key).toBe('user_name');
+    expect(native.text).toBe('Hello, Alice!');
+
+    // The same server over the handshake asks with elicitation/create. Everything it sent
+    // reaches the client unchanged, and no part of it is the name: the key is the bridge's.
+    const handshake = await rounds(translated);
+    expect(handshake.request).toMatchObject(asked);
+    expect(JSON.stringify(handshake.request)).not.toContain('user_name');
+    expect(handshake.key).not.toBe('user_name');
+    // Under that key the round completes as the scenario's second round expects.
+    expect(handshake.text).toBe('Hello, Alice!');
+  });
 
   it.each(TARGETS.map((target) => [target.name, target] as const))(
     '%s answers for tasks as a server without the extension does',

@@ -5,12 +5,13 @@
  * another session is served afterwards.
  */
 
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer } from '../oauth/authorization-server.ts';
 import { waitFor } from '../support/wait.ts';
 import {
+  INITIALIZE,
   messagesOf,
   post,
   rawSession,
@@ -36,6 +37,40 @@ const nested = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat
 /** A tools/call whose arguments are nested `depth` deep, as a raw body (about 5 bytes a level). */
 const deepCall = (id: number, depth: number): string =>
   `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":${nested(depth)}}}`;
+
+const VERSION = '2026-07-28';
+/** A request as a 2026-07-28 client sends it, headers mirrored from the body. */
+function modern(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  capabilities: Record<string, unknown> = {},
+): Promise<Response> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': VERSION,
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
+  };
+  const name = params.name ?? params.uri;
+  return post(
+    url,
+    { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } },
+    {
+      'mcp-protocol-version': VERSION,
+      'mcp-method': method,
+      ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+    },
+  );
+}
+
+/** The processes the bridge process has started (its children), from /proc. */
+async function childrenOf(pid: number): Promise<number> {
+  let count = 0;
+  for (const task of await readdir(`/proc/${pid}/task`)) {
+    const children = await readFile(`/proc/${pid}/task/${task}/children`, 'utf8').catch(() => '');
+    count += children.split(' ').filter((child) => child.trim() !== '').length;
+  }
+  return count;
+}
 
 /** The one JSON-RPC message of an answer (JSON or SSE). */
 async function answer(response: Response): Promise<Record<string, unknown>> {
@@ -98,7 +133,7 @@ describe('JSON nested deeper than the bound', () => {
       /could not be read \(too-deep/,
     );
     await servesAnotherSession(bridge);
-  });
+  }, 180_000);
 });
 
 describe('tool names that an object prototype also has', () => {
@@ -151,6 +186,140 @@ describe('tool names that an object prototype also has', () => {
     const full = await as.token(client, resource, ['mcp:tools', 'tools:echo']);
     await servesAnotherSession(bridge, { authorization: `Bearer ${full}` });
   });
+});
+
+describe('subscriptions/listen', () => {
+  it('sends one resources/subscribe per distinct URI, and refuses more URIs than the bound', async () => {
+    const bridge = await startBridgeProcess([], SERVERS.misbehaving('--resources'));
+    const repeated = Array.from({ length: 5_000 }, () => 'file:///same');
+    const listen = await modern(bridge.url, 'subscriptions/listen', {
+      notifications: { resourceSubscriptions: repeated },
+    });
+    expect(listen.status).toBe(200);
+    const reader = listen.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('acknowledged')) text += (await reader.read()).value ?? '';
+    const ack = JSON.parse(/^data: (.*)$/m.exec(text)![1]!) as {
+      params: { notifications: { resourceSubscriptions: string[] } };
+    };
+    expect(ack.params.notifications.resourceSubscriptions).toEqual(['file:///same']);
+    const stats = async () => {
+      const reply = await answer(await modern(bridge.url, 'tools/call', { name: 'stats' }));
+      const content = (reply.result as { content: { text: string }[] }).content;
+      return JSON.parse(content[0]!.text) as { subscribes: number };
+    };
+    await waitFor('the subscription to reach the child', async () =>
+      (await stats()).subscribes > 0 ? true : undefined,
+    );
+    expect((await stats()).subscribes).toBe(1);
+    await reader.cancel();
+
+    const distinct = Array.from({ length: 1_000 }, (_, i) => `file:///r/${i}`);
+    const refused = await modern(bridge.url, 'subscriptions/listen', {
+      notifications: { resourceSubscriptions: distinct },
+    });
+    expect(refused.status).toBe(400);
+    const error = ((await refused.json()) as { error: { code: number; message: string } }).error;
+    expect(error.code).toBe(-32602);
+    expect(error.message).toMatch(/at most 64 resource subscriptions/);
+    await servesAnotherSession(bridge);
+  });
+
+  it('open listens count against --max-sessions', async () => {
+    const bridge = await startBridgeProcess(['--max-sessions', '1'], SERVERS.misbehaving());
+    const first = await modern(bridge.url, 'subscriptions/listen', {
+      notifications: { toolsListChanged: true },
+    });
+    expect(first.status).toBe(200);
+    const second = await modern(bridge.url, 'subscriptions/listen', {
+      notifications: { toolsListChanged: true },
+    });
+    expect(second.status).toBe(503);
+    expect(((await second.json()) as { error: { message: string } }).error.message).toMatch(
+      /Too many sessions/,
+    );
+    const initialize = await post(bridge.url, INITIALIZE);
+    expect(initialize.status).toBe(503);
+    await initialize.text();
+    await first.body!.cancel();
+    await waitFor('the listen slot to be free', async () => {
+      const again = await post(bridge.url, INITIALIZE);
+      await again.text();
+      return again.status === 200 || undefined;
+    });
+  });
+
+  it('holds what its resource subscriptions cost against the byte budget', async () => {
+    // --max-message-bytes 64 KiB: the bridge holds at most 1 MiB waiting for its children.
+    const bridge = await startBridgeProcess(
+      ['--max-message-bytes', '65536'],
+      SERVERS.misbehaving('--resources'),
+    );
+    const uris = (n: number) =>
+      Array.from({ length: 60 }, (_, i) => `file:///${n}/${i}/${'x'.repeat(900)}`);
+    const statuses: number[] = [];
+    const open: Response[] = [];
+    for (let n = 0; n < 30; n++) {
+      const listen = await modern(bridge.url, 'subscriptions/listen', {
+        notifications: { resourceSubscriptions: uris(n) },
+      });
+      statuses.push(listen.status);
+      if (listen.status === 200) open.push(listen);
+      else await listen.text();
+    }
+    expect(statuses).toContain(503);
+    for (const listen of open) await listen.body!.cancel();
+    await servesAnotherSession(bridge);
+  }, 180_000);
+});
+
+describe('children for 2026-07-28 clients', () => {
+  /** Every combination of the input sub-capabilities a client may declare: 50. */
+  const combinations = (() => {
+    const parts = (names: string[]) => [
+      undefined,
+      {},
+      ...names.map((name) => ({ [name]: {} })),
+      Object.fromEntries(names.map((name) => [name, {}])),
+    ];
+    const all: Record<string, unknown>[] = [];
+    for (const elicitation of parts(['form', 'url']))
+      for (const sampling of parts(['context', 'tools']))
+        for (const roots of [undefined, {}])
+          all.push(
+            Object.fromEntries(
+              Object.entries({ elicitation, sampling, roots }).filter(([, v]) => v !== undefined),
+            ),
+          );
+    return all;
+  })();
+
+  it('are counted against --max-sessions, and idle ones are stopped', async () => {
+    expect(combinations).toHaveLength(50);
+    const bridge = await startBridgeProcess(
+      ['--max-sessions', '1', '--idle-timeout', '1s'],
+      SERVERS.misbehaving(),
+    );
+    let most = 0;
+    for (const capabilities of combinations) {
+      const reply = await answer(
+        await modern(
+          bridge.url,
+          'tools/call',
+          { name: 'echo', arguments: { text: 'hi' } },
+          capabilities,
+        ),
+      );
+      expect(reply.result, JSON.stringify(reply)).toBeDefined();
+      most = Math.max(most, await childrenOf(bridge.pid));
+    }
+    // The readiness probe's child may not have ended yet; one child serves the clients.
+    expect(most).toBeLessThanOrEqual(2);
+    await waitFor('idle children to be stopped', async () =>
+      (await childrenOf(bridge.pid)) === 0 ? true : undefined,
+    );
+    await servesAnotherSession(bridge);
+  }, 180_000);
 });
 
 describe('the entry guard around each message of a child', () => {

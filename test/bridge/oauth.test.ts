@@ -8,6 +8,7 @@ import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createHmac, createPublicKey } from 'node:crypto';
+import { importJWK, SignJWT, type JWK } from 'jose';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import type { RunningBridge } from '../../src/bridge/server.ts';
 import { AuthorizationServer, type TestClient } from '../oauth/authorization-server.ts';
 import { freePort } from '../support/ports.ts';
 import { INITIALIZE, post, SERVERS, startTestBridge, tempDir, toolCall } from './harness.ts';
+import { HEADER } from '../../src/mcp/metadata.ts';
 
 const REQUIRED = 'mcp:tools';
 const TOOL_SCOPES = { create_entities: ['memory:write'], read_graph: ['memory:read'] };
@@ -65,13 +67,19 @@ afterAll(async () => {
   await Promise.all([as?.close(), impostor?.close()]);
 });
 
-async function startOAuthBridge(oauth: Partial<OAuthOptions> = {}): Promise<RunningBridge> {
+async function startOAuthBridge(
+  oauth: Partial<OAuthOptions> = {},
+  {
+    command = SERVERS.memory,
+    toolScopes = TOOL_SCOPES,
+  }: { command?: string[]; toolScopes?: Record<string, string[]> } = {},
+): Promise<RunningBridge> {
   const dir = await tempDir('oauth-policy');
   const policyFile = join(dir, 'policy.json');
-  await writeFile(policyFile, JSON.stringify({ toolScopes: TOOL_SCOPES }));
+  await writeFile(policyFile, JSON.stringify({ toolScopes }));
   return startTestBridge({
     port: ports.jwt,
-    command: SERVERS.memory,
+    command,
     policyFile,
     oauth: {
       issuer: as.issuer,
@@ -306,6 +314,22 @@ describe('hostile tokens are refused with 401 invalid_token', () => {
     }
   });
 
+  it('a JWT that is not an access token: typ JWT, or no typ (RFC 9068 section 4)', async () => {
+    const bridge = await startOAuthBridge();
+    const real = parts(await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]));
+    // Signed with the issuer's own key: only the type tells it from an access token.
+    const key = await importJWK({ ...as.keys[0]! } as JWK, 'ES256');
+    const untyped = { ...real.header };
+    delete untyped.typ;
+    for (const header of [{ ...real.header, typ: 'JWT' }, untyped]) {
+      const token = await new SignJWT(real.payload)
+        .setProtectedHeader(header as { alg: string })
+        .sign(key);
+      await expectRefused(bridge, token, /at\+jwt/);
+    }
+    expect(real.header.typ).toBe('at+jwt');
+  });
+
   it('a 1 MB token, and the bridge goes on serving', async () => {
     const bridge = await startOAuthBridge();
     const huge = await post(bridge.url, INITIALIZE, bearer('a'.repeat(1024 * 1024)));
@@ -389,5 +413,152 @@ describe('opaque tokens by introspection (RFC 7662)', () => {
     const unknown = await post(bridge.url, INITIALIZE, bearer('not-a-token-the-issuer-made'));
     expect(unknown.status).toBe(401);
     expect(challenge(unknown).error_description).toMatch(/not active/);
+  });
+});
+
+async function startOpaqueBridge(): Promise<RunningBridge> {
+  const dir = await tempDir('oauth-introspection');
+  await writeFile(join(dir, 'client-id'), CLIENTS.bridge.id);
+  await writeFile(join(dir, 'client-secret'), CLIENTS.bridge.secret);
+  return startTestBridge({
+    port: ports.opaque,
+    command: SERVERS.memory,
+    oauth: {
+      issuer: as.issuer,
+      resource: resourceOf(ports.opaque),
+      scopes: [REQUIRED],
+      clockSkewSeconds: 0,
+      introspectionDir: dir,
+    },
+  });
+}
+
+describe('introspection answers that do not prove an access token', () => {
+  it.each([
+    ['a refresh token', { token_type: 'refresh_token' }],
+    ['an exp written as a string', { exp: String(Math.floor(Date.now() / 1000) + 600) }],
+    ['an nbf written as a string', { nbf: '0' }],
+  ])('%s is refused', async (_what, edit) => {
+    const bridge = await startOpaqueBridge();
+    const token = await as.token(CLIENTS.writer, resourceOf(ports.opaque), [REQUIRED]);
+    as.rewriteIntrospection = (answer) => ({ ...answer, ...edit });
+    try {
+      const response = await post(bridge.url, INITIALIZE, bearer(token));
+      expect(response.status).toBe(401);
+      expect(challenge(response).error).toBe('invalid_token');
+    } finally {
+      as.rewriteIntrospection = undefined;
+    }
+  });
+});
+
+describe('introspection is bounded', () => {
+  it('an active token is introspected once, until it expires', async () => {
+    const bridge = await startOpaqueBridge();
+    const token = await as.token(CLIENTS.writer, resourceOf(ports.opaque), [REQUIRED]);
+    const before = as.introspectionRequests;
+    // Without a session id: 400 once the token is accepted, and no MCP server is started.
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    for (let i = 0; i < 20; i++) {
+      expect((await post(bridge.url, list, bearer(token))).status).toBe(400);
+    }
+    expect(as.introspectionRequests - before).toBe(1);
+  });
+
+  it('200 made-up tokens make a bounded number of introspection calls, and the same one none again', async () => {
+    const bridge = await startOpaqueBridge();
+    const valid = await as.token(CLIENTS.writer, resourceOf(ports.opaque), [REQUIRED]);
+    expect((await post(bridge.url, INITIALIZE, bearer(valid))).status).toBe(200);
+    const before = as.introspectionRequests;
+    const made = Array.from({ length: 200 }, (_, i) => `made-up-token-${i}`);
+    const statuses = await Promise.all(
+      made.map(async (token) => (await post(bridge.url, INITIALIZE, bearer(token))).status),
+    );
+    const calls = as.introspectionRequests - before;
+    expect(statuses.filter((status) => status !== 401 && status !== 503)).toEqual([]);
+    expect(calls).toBeLessThanOrEqual(40);
+    // A token refused as inactive is remembered: asking again costs the issuer nothing.
+    const refused = made[statuses.indexOf(401)]!;
+    const again = await post(bridge.url, INITIALIZE, bearer(refused));
+    expect(again.status).toBe(401);
+    expect(as.introspectionRequests - before).toBe(calls);
+    // The flood did not lock out a caller whose token is known.
+    expect((await post(bridge.url, INITIALIZE, bearer(valid))).status).toBe(200);
+  });
+});
+
+describe('a session belongs to the subject of the token that opened it', () => {
+  it("another caller's valid token cannot use, resume or end it", async () => {
+    const bridge = await startOAuthBridge();
+    const owner = bearer(await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]));
+    const other = bearer(await as.token(CLIENTS.reader, resourceOf(ports.jwt), [REQUIRED]));
+    const opened = await post(bridge.url, INITIALIZE, owner);
+    expect(opened.status).toBe(200);
+    const session = { [HEADER.sessionId]: opened.headers.get(HEADER.sessionId)! };
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    expect((await post(bridge.url, initialized, { ...owner, ...session })).status).toBe(202);
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+
+    expect((await post(bridge.url, list, { ...other, ...session })).status).toBe(404);
+    const resumed = await fetch(bridge.url, {
+      headers: { ...other, ...session, accept: 'text/event-stream', 'last-event-id': '0-1' },
+    });
+    expect(resumed.status).toBe(404);
+    const ended = await fetch(bridge.url, { method: 'DELETE', headers: { ...other, ...session } });
+    expect(ended.status).toBe(404);
+
+    expect((await post(bridge.url, list, { ...owner, ...session })).status).toBe(200);
+  });
+});
+
+describe('per-tool scopes for a 2026-07-28 client of a child that speaks 2026-07-28', () => {
+  const modern = (method: string, id: number, params: Record<string, unknown> = {}) => ({
+    jsonrpc: '2.0',
+    id,
+    method,
+    params: {
+      ...params,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'modern-test', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  const headers = (method: string, name?: string) => ({
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name === undefined ? {} : { 'mcp-name': name }),
+  });
+
+  it('lists only the tools the token allows, and the refused call keeps its id', async () => {
+    const bridge = await startOAuthBridge(
+      {},
+      { command: SERVERS.misbehaving('--native'), toolScopes: { echo: ['memory:write'] } },
+    );
+    const reader = bearer(
+      await as.token(CLIENTS.reader, resourceOf(ports.jwt), CLIENTS.reader.scopes),
+    );
+    const writer = bearer(
+      await as.token(CLIENTS.writer, resourceOf(ports.jwt), CLIENTS.writer.scopes),
+    );
+    const names = async (token: Record<string, string>) => {
+      const response = await post(bridge.url, modern('tools/list', 1), {
+        ...token,
+        ...headers('tools/list'),
+      });
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { result: { tools: { name: string }[] } };
+      return body.result.tools.map((tool) => tool.name);
+    };
+    expect(await names(writer)).toContain('echo');
+    expect(await names(reader)).not.toContain('echo');
+
+    const call = await post(bridge.url, modern('tools/call', 7, { name: 'echo', arguments: {} }), {
+      ...reader,
+      ...headers('tools/call', 'echo'),
+    });
+    expect(call.status).toBe(403);
+    expect(((await call.json()) as { id: unknown }).id).toBe(7);
   });
 });

@@ -20,10 +20,12 @@ const startSynced = (address = '127.0.0.1:0') =>
 describe('operator HTTP server', () => {
   it('serves liveness, readiness once synced, and the metrics', async () => {
     const metrics = new ControllerMetrics();
+    let codeChanged = ['team-a/search', 'team-b/notes'];
     metrics.watch({
       queueDepth: () => ({ fast: 2, normal: 7 }),
       managedObjects: () => ({ Deployment: 3 }),
       isLeader: () => true,
+      codeChanged: () => codeChanged,
     });
     metrics.reconciles.inc({ result: 'success' });
     let synced = false;
@@ -44,6 +46,13 @@ describe('operator HTTP server', () => {
       expect(text).toContain('mcp_operator_workqueue_depth{lane="normal"} 7');
       expect(text).toContain('mcp_operator_managed_objects{kind="Deployment"} 3');
       expect(text).toContain('mcp_operator_leader 1');
+      expect(text).toContain('mcp_operator_server_code_changed{server="team-a/search"} 1');
+      expect(text).toContain('mcp_operator_server_code_changed{server="team-b/notes"} 1');
+      // Approved again (the spec changed): the series leaves at the next scrape.
+      codeChanged = ['team-b/notes'];
+      const later = await (await fetch(`${server.url}/metrics`)).text();
+      expect(later).not.toContain('mcp_operator_server_code_changed{server="team-a/search"}');
+      expect(later).toContain('mcp_operator_server_code_changed{server="team-b/notes"} 1');
       expect(text).toContain('mcp_operator_process_resident_memory_bytes');
       const head = await fetch(`${server.url}/metrics`, { method: 'HEAD' });
       expect(head.status).toBe(200);

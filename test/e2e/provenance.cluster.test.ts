@@ -6,7 +6,8 @@
  * the old tag: the operator reports the new digest, records a CodeChanged event and a status
  * field, and the new release's tools reach status although the discovery interval is an hour
  * (the move asks for a discovery; so do the pod becoming Ready again and the new bridge's
- * change feed, whichever comes first).
+ * change feed, whichever comes first). The real Prometheus, scraping the operator as the chart's
+ * ServiceMonitor would and evaluating the chart's rules, fires MCPServerCodeChanged for it.
  *
  * Every part is real: the operator in-process against the real control plane, the pod on the
  * real node (bridge sidecar, supervisor, the server from npm in its image), discovery through
@@ -19,6 +20,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Manager } from '../../src/controller/manager.ts';
 import { installCrd } from '../api/install-crd.ts';
+import { Helm } from '../charts/helm.ts';
+import { Prometheus } from '../monitoring/prometheus.ts';
+import { renderMonitoring } from '../monitoring/promtool.ts';
 import { ON_REAL_NODE, normaliseReference } from '../cluster/node.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
 import { cluster, startOperator } from '../controller/operator.ts';
@@ -37,6 +41,7 @@ const socket = inject('containerdSocket');
 const release = images.servers.filesystem;
 const movingTag = `mcp-operator-test/server-filesystem:moving-${randomBytes(4).toString('hex')}`;
 let operator: Manager;
+let prometheus: Prometheus;
 let clusterIP = '127.0.0.1';
 
 /** Points `target` at the image `source` in the real node's containerd, as a push would. */
@@ -59,9 +64,24 @@ beforeAll(async () => {
   operator = await startOperator(ns.name, [`--bridge-image=${images.operator}`], {
     discoveryEndpoint: () => `http://${clusterIP}:${PORT}/mcp`,
   });
+  const helm = await Helm.create({ binary: inject('helm') });
+  // The chart's rules for release `ops` in mcp-system, as its ServiceMonitor labels the operator.
+  const { rules } = await renderMonitoring(helm).finally(() => helm.close());
+  prometheus = await Prometheus.start({
+    jobs: {
+      'ops-mcp-operator-metrics': [
+        {
+          address: new URL(operator.url).host,
+          labels: { namespace: 'mcp-system', pod: 'ops-mcp-operator-0' },
+        },
+      ],
+    },
+    rules,
+  });
 });
 
 afterAll(async () => {
+  await prometheus?.stop();
   await operator?.stop();
   await execFileAsync('ctr', [
     ...['--address', socket, '--namespace', 'k8s.io', 'images', 'rm'],
@@ -98,6 +118,13 @@ describe('the same spec running different code', () => {
     expect(server.status?.provenance?.image).toBe(movingTag);
     expect(server.status?.provenance?.codeChanged).toBeUndefined();
     toolsBefore = server.status!.discovery!.snapshotDigest!;
+    // Scraped since its tools were found, and no code change to alert on yet.
+    await waitFor('a scrape with the server in it', async () =>
+      (await prometheus.query(`mcp_operator_server_tools{server="${ns.name}/${NAME}"}`)).length > 0
+        ? true
+        : undefined,
+    );
+    expect(await prometheus.query('mcp_operator_server_code_changed')).toEqual([]);
   });
 
   it('flags a tag moved to other code, with an Event and a status field, and shows its tools', async () => {
@@ -135,5 +162,22 @@ describe('the same spec running different code', () => {
       return digest !== undefined && digest !== toolsBefore ? now : undefined;
     });
     expect(rediscovered.status?.provenance?.codeChanged).toEqual(moved.codeChanged);
+    const alert = await waitFor(
+      'MCPServerCodeChanged to fire from the scrape',
+      async () =>
+        (await prometheus.alerts()).find(
+          (a) =>
+            a.labels.alertname === 'MCPServerCodeChanged' &&
+            a.labels.mcpserver === NAME &&
+            a.state === 'firing',
+        ),
+      { timeoutMs: 60_000 },
+    );
+    expect(alert.labels).toMatchObject({
+      namespace: ns.name,
+      mcpserver: NAME,
+      server: `${ns.name}/${NAME}`,
+      severity: 'warning',
+    });
   });
 });

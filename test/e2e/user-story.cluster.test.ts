@@ -255,7 +255,7 @@ describe('the user story on a real node', () => {
       }
       const table = await sh(['-n', appsNs, 'get', 'mcps']);
       const rows = table.trim().split('\n');
-      expect(rows[0]).toMatch(/^NAME\s+READY\s+TRANSPORT\s+TOOLS\s+DRIFT\s+AGE$/);
+      expect(rows[0]).toMatch(/^NAME\s+READY\s+TRANSPORT\s+TOOLS\s+DRIFT\s+FINDINGS\s+AGE$/);
       expect(rows.find((r) => r.startsWith(`${stdio} `))).toMatch(
         /\sTrue\s+stdio\s+\d+\s+NoBaseline\s/,
       );

@@ -40,7 +40,7 @@ const HERE = import.meta.dirname;
 
 export const DEBIAN_IMAGE = 'debian:bookworm-slim';
 export const NODE_IMAGE = 'node:24-bookworm-slim';
-export const UV_IMAGE = 'ghcr.io/astral-sh/uv:python3.12-bookworm-slim';
+export const UV_IMAGE = 'ghcr.io/astral-sh/uv:python3.11-bookworm-slim';
 
 const DEBIAN = {
   suite: 'bookworm',

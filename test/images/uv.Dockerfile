@@ -1,6 +1,6 @@
-# Stand-in for ghcr.io/astral-sh/uv:python3.12-bookworm-slim, made without an image registry:
-# the Debian stand-in with Debian's python3 (3.11: bookworm has no 3.12) and uv from its PyPI
-# wheel. Test tooling only (test/images/bases.ts).
+# Stand-in for ghcr.io/astral-sh/uv:python3.11-bookworm-slim, made without an image registry:
+# the Debian stand-in with Debian's python3 (3.11, the version the tag names) and uv from its
+# PyPI wheel. Test tooling only (test/images/bases.ts).
 FROM debian:bookworm-slim AS python
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 \

@@ -197,9 +197,9 @@ describe('runbooks', () => {
       ),
     );
     const alerts = monitoring.rules.groups.flatMap((g) => g.rules);
-    // One drift alert per severity, then discovery, saturation, audit drops, reconcile errors and
-    // absence.
-    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 5);
+    // One drift alert per severity, one findings alert per alarming level (critical, warning),
+    // then code changed, discovery, saturation, audit drops, reconcile errors and absence.
+    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 2 + 6);
     for (const alert of alerts) {
       const anchor = alert.annotations?.runbook_url?.split('#')[1];
       expect(anchor, alert.alert).toBe(alert.alert?.toLowerCase());
@@ -225,6 +225,13 @@ describe('metric hygiene', () => {
     if (m.type === 'histogram') expect(m.name).toMatch(/_seconds$/);
     if (/timestamp/.test(m.name)) expect(m.name).toMatch(/_timestamp_seconds$/);
   });
+
+  it.each(catalog.map((m) => [m.name, m] as const))(
+    '%s ends in _total only if it is a counter (Node.js process metrics too)',
+    (_name, m) => {
+      expect(m.name.endsWith('_total')).toBe(m.type === 'counter');
+    },
+  );
 
   it('no name is exported twice', () => {
     const names = catalog.map((m) => m.name);

@@ -84,7 +84,7 @@ describe('the chart’s alert rules', () => {
     const { code, output } = await promtool.run(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': rules,
     });
-    expect(output).toMatch(/SUCCESS: 9 rules found/);
+    expect(output).toMatch(/SUCCESS: 12 rules found/);
     expect(code).toBe(0);
   });
 
@@ -166,6 +166,37 @@ describe('the chart’s alert rules', () => {
     );
   });
 
+  it('MCPServerTextFindings fires at once on critical and warning findings, graded by level', async () => {
+    const { rules } = await renderMonitoring(helm);
+    await expectPasses(
+      testRules(
+        withoutAnnotations(rules),
+        [
+          // A critical finding from minute 0 to 10, then the server is fixed.
+          {
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-a/search",level="critical"}`,
+            values: '2x10 stale',
+          },
+          // Info findings are shown, never alerted on.
+          {
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-b/notes",level="info"}`,
+            values: '3x20',
+          },
+        ],
+        [
+          firing('MCPServerTextFindings', 1, {
+            namespace: 'team-a',
+            mcpserver: 'search',
+            server: 'team-a/search',
+            severity: 'critical',
+            level: 'critical',
+          }),
+          none('MCPServerTextFindings', 12),
+        ],
+      ),
+    );
+  });
+
   it('MCPServerDiscoveryFailing fires after three intervals without a success, and resolves', async () => {
     const { rules } = await renderMonitoring(helm);
     // promtool's clock starts at Unix time 0: a run of failures that began at minute 10 has
@@ -197,6 +228,74 @@ describe('the chart’s alert rules', () => {
             severity: 'warning',
           }),
           none('MCPServerDiscoveryFailing', 42),
+        ],
+      ),
+    );
+  });
+
+  it('MCPServerCodeChanged fires while a server runs other code under the same spec, and resolves', async () => {
+    const { rules } = await renderMonitoring(helm);
+    await expectPasses(
+      testRules(
+        withoutAnnotations(rules),
+        [
+          // Its tag moved at minute 5; approved again (the spec changed) at minute 30.
+          {
+            series: `mcp_operator_server_code_changed{${OPERATOR},server="team-a/search"}`,
+            values: '_x5 1x25 stale',
+          },
+          // The same server as a standby replica reports it from its cache: still one alert.
+          {
+            series: `mcp_operator_server_code_changed{job="ops-mcp-operator-metrics",namespace="mcp-system",pod="ops-mcp-operator-1",server="team-a/search"}`,
+            values: '_x5 1x25 stale',
+          },
+          // An operator of another release says nothing about this one's servers.
+          {
+            series: `mcp_operator_server_code_changed{job="other-mcp-operator-metrics",namespace="mcp-system",pod="x",server="team-b/notes"}`,
+            values: '1x40',
+          },
+        ],
+        [
+          none('MCPServerCodeChanged', 4),
+          firing('MCPServerCodeChanged', 5, {
+            namespace: 'team-a',
+            mcpserver: 'search',
+            server: 'team-a/search',
+            severity: 'warning',
+          }),
+          firing('MCPServerCodeChanged', 29, {
+            namespace: 'team-a',
+            mcpserver: 'search',
+            server: 'team-a/search',
+            severity: 'warning',
+          }),
+          none('MCPServerCodeChanged', 31),
+        ],
+      ),
+    );
+  });
+
+  it('MCPServerCodeChanged takes its delay and severity from the values', async () => {
+    const { rules } = await renderMonitoring(helm, {
+      codeChanged: { for: '10m', severity: 'critical' },
+    });
+    await expectPasses(
+      testRules(
+        withoutAnnotations(rules),
+        [
+          {
+            series: `mcp_operator_server_code_changed{${OPERATOR},server="team-a/search"}`,
+            values: '1x30',
+          },
+        ],
+        [
+          none('MCPServerCodeChanged', 9),
+          firing('MCPServerCodeChanged', 11, {
+            namespace: 'team-a',
+            mcpserver: 'search',
+            server: 'team-a/search',
+            severity: 'critical',
+          }),
         ],
       ),
     );

@@ -7,7 +7,9 @@
  * Two test levers act on the real server's HTTP endpoint and keys, for failures no
  * configuration of it can produce: `rotateKeys()` restarts the provider with a new signing
  * key published before the old one (a real rotation), and `hangJwks` makes the JWKS endpoint
- * accept requests and never answer.
+ * accept requests and never answer. A third, `rewriteIntrospection`, edits the provider's own
+ * introspection answer, for answers a certified provider never gives (a refresh token's
+ * `token_type`, an `exp` written as a string) and a hostile or broken issuer could.
  */
 
 import { generateKeyPairSync } from 'node:crypto';
@@ -106,6 +108,10 @@ export class AuthorizationServer {
   /** Requests to the JWKS endpoint are held and never answered while this is true. */
   hangJwks = false;
   jwksRequests = 0;
+  /** Requests to the introspection endpoint (RFC 7662). */
+  introspectionRequests = 0;
+  /** Edits each introspection answer of the provider before it is sent; undefined: none. */
+  rewriteIntrospection: ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined;
   /** Requests to the token endpoint, by the client id of their Basic credentials. */
   readonly tokenRequests = new Map<string, number>();
   readonly #server: Server;
@@ -145,7 +151,21 @@ export class AuthorizationServer {
         return;
       }
     }
-    if (req.url?.startsWith('/token')) {
+    if (req.url?.startsWith('/token/introspection')) {
+      this.introspectionRequests++;
+      const rewrite = this.rewriteIntrospection;
+      if (rewrite) {
+        // The provider writes its JSON answer with one end(); headers are not sent before it.
+        const end = res.end.bind(res) as (chunk: string) => ServerResponse;
+        res.end = ((chunk: unknown) => {
+          const text = JSON.stringify(
+            rewrite(JSON.parse(String(chunk)) as Record<string, unknown>),
+          );
+          res.setHeader('content-length', Buffer.byteLength(text));
+          return end(text);
+        }) as typeof res.end;
+      }
+    } else if (req.url?.startsWith('/token')) {
       const client = basicClientId(req.headers.authorization);
       this.tokenRequests.set(client, (this.tokenRequests.get(client) ?? 0) + 1);
     }

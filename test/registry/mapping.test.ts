@@ -75,7 +75,7 @@ describe('planImport', () => {
       inputs: given({ args: { 'local-timezone': ['Europe/Paris'] } }),
     });
     expect(server.spec).toMatchObject({
-      image: 'ghcr.io/astral-sh/uv:python3.12-bookworm-slim',
+      image: 'ghcr.io/astral-sh/uv:python3.11-bookworm-slim',
       command: ['uvx', 'mcp-server-time@2026.10.19'],
       args: ['--local-timezone', 'Europe/Paris'],
     });

@@ -14,6 +14,10 @@ import {
   serverInfoSchema,
 } from './tools.ts';
 import {
+  FINDING_LEVELS,
+  TEXT_FINDING_CODES,
+  TEXT_FINDINGS_MAX,
+  TEXT_FINDING_PLACE_MAX,
   CAPABILITIES_MAX,
   CATALOG_DRIFT_MAX,
   CATALOG_KEY_MAX,
@@ -128,6 +132,49 @@ const Finding = Type.Object(
   },
 );
 
+const TextFinding = Type.Object(
+  {
+    item: Type.String({
+      description:
+        'Where: `tool <name>`, `prompt <name>`, `resource <uri>`, `resource template <uri>` or `instructions` (control characters shown as escapes, long text cut).',
+      maxLength: TEXT_FINDING_PLACE_MAX,
+    }),
+    field: Type.String({
+      description:
+        'The text within it: `description`, `title`, `inputSchema/properties/path/description`, `arguments/0/description`.',
+      maxLength: TEXT_FINDING_PLACE_MAX,
+    }),
+    code: StringEnum(TEXT_FINDING_CODES, {
+      description: 'What was found; docs/judging.md explains each code with an example.',
+    }),
+    level: StringEnum(FINDING_LEVELS, {
+      description: 'critical, warning or info; warning and above raise the alarm by default.',
+    }),
+    start: Type.Integer({
+      description: 'Where the span begins in the field (UTF-16 offset).',
+      minimum: 0,
+    }),
+    end: Type.Integer({ description: 'Where the span ends (exclusive).', minimum: 0 }),
+    reason: Type.String({ description: 'Why it is a finding.', maxLength: TEXT_FINDING_PLACE_MAX }),
+  },
+  { description: 'A finding on text the model reads.' },
+);
+
+const TextFindings = Type.Object(
+  {
+    level: StringEnum(FINDING_LEVELS, { description: 'The highest level found.' }),
+    count: Type.Integer({ description: 'How many findings there are in all.', minimum: 0 }),
+    items: Type.Array(TextFinding, {
+      description: `The first ${TEXT_FINDINGS_MAX} findings, most severe first; \`mcp-operator diff\` shows them all.`,
+      maxItems: TEXT_FINDINGS_MAX,
+    }),
+  },
+  {
+    description:
+      'Findings on the text the model reads (descriptions, titles, names, instructions): hidden text, instructions aimed at the model, hidden blocks, shadowing of other tools. Absent when there are none.',
+  },
+);
+
 /**
  * Times that discovery refreshes without another change only this often, so that a round that
  * finds nothing new writes nothing (docs/adr/0024). Prometheus has the exact times.
@@ -195,6 +242,7 @@ const DiscoveryStatus = Type.Object(
         maxItems: FINDINGS_MAX,
       }),
     ),
+    textFindings: Type.Optional(TextFindings),
     prompts: CatalogSummary('prompts'),
     resources: CatalogSummary('resources'),
     resourceTemplates: CatalogSummary('resource templates'),
@@ -342,3 +390,4 @@ export type DriftStatus = Static<typeof DriftStatus>;
 export type ProvenanceStatus = Static<typeof ProvenanceStatus>;
 export type ChangedTool = Static<typeof ChangedTool>;
 export type StatusFinding = Static<typeof Finding>;
+export type StatusTextFindings = Static<typeof TextFindings>;

@@ -9,13 +9,19 @@
  * RFC 8414 / OpenID Connect discovery. The key set is cached; a token signed with a key the
  * cache lacks (rotation) triggers one refetch, then no other for a cooldown, so tokens with
  * made-up `kid`s cannot make the bridge hammer the issuer. Only asymmetric algorithms are
- * accepted: `none` and an HMAC "signed" with the public key never verify. Opaque tokens are
- * checked by RFC 7662 introspection when the bridge has credentials for it.
+ * accepted: `none` and an HMAC "signed" with the public key never verify. A JWT must say it is
+ * an access token (`typ: at+jwt`, RFC 9068 section 4): an ID token or any other JWT the issuer
+ * signed is not one, whatever its claims. Opaque tokens are checked by RFC 7662 introspection
+ * when the bridge has credentials for it (introspection.ts: cached and rate limited).
+ *
+ * The caller's subject is the token's `sub`, or its `client_id` when it has none (a
+ * client-credentials token introspected): a session belongs to the subject that opened it.
  */
 
 import { errors, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Logger } from 'pino';
-import { fetchIssuerMetadata, boundedText, type IssuerMetadata } from '../../mcp/oauth.ts';
+import { fetchIssuerMetadata, type IssuerMetadata } from '../../mcp/oauth.ts';
+import { Introspector, type IntrospectionRate } from './introspection.ts';
 import {
   grantedScopes,
   missingScopes,
@@ -54,6 +60,8 @@ export interface ResourceServerOptions extends ProtectedResource {
   jwksCooldownMs: number;
   /** Credentials for RFC 7662 introspection of opaque tokens; absent: only JWTs are accepted. */
   introspection?: () => { clientId: string; clientSecret: string } | undefined;
+  /** Bound on new introspections; INTROSPECTION_RATE unless a test needs another. */
+  introspectionRate?: IntrospectionRate | undefined;
   logger: Logger;
 }
 
@@ -67,15 +75,36 @@ const unavailable = (description: string): { refusal: Refusal } => ({
   refusal: { status: 503, description },
 });
 
+/**
+ * RFC 7662 `token_type` values that name an access token (RFC 6749 section 7.1 types and RFC
+ * 8693's URI), compared in lower case. Absent is accepted; anything else, `refresh_token` in
+ * particular, is not an access token.
+ */
+const ACCESS_TOKEN_TYPES = new Set([
+  'bearer',
+  'access_token',
+  'urn:ietf:params:oauth:token-type:access_token',
+]);
+
 /** A compact JWS: three base64url parts. Anything else is taken for an opaque token. */
 const JWS = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 
 export class ResourceServer {
   readonly options: ResourceServerOptions;
   #issuer: Promise<{ metadata: IssuerMetadata; keys: JWTVerifyGetKey | undefined }> | undefined;
+  readonly #introspector: Introspector | undefined;
 
   constructor(options: ResourceServerOptions) {
     this.options = options;
+    const credentials = options.introspection;
+    this.#introspector =
+      credentials &&
+      new Introspector({
+        endpoint: async () => (await this.#discover()).metadata.introspection_endpoint,
+        credentials,
+        timeoutMs: options.timeoutMs,
+        rate: options.introspectionRate,
+      });
   }
 
   /** The caller a request's Authorization header proves, or why it is refused. */
@@ -144,6 +173,7 @@ export class ResourceServer {
         issuer: this.options.issuer,
         audience: this.options.resource,
         algorithms: ASYMMETRIC,
+        typ: 'at+jwt',
         clockTolerance: this.options.clockSkewSeconds,
         requiredClaims: ['exp'],
       });
@@ -161,6 +191,7 @@ export class ResourceServer {
         aud: `the token is not meant for this resource (${this.options.resource})`,
         nbf: 'the token is not valid yet',
         exp: 'the token has no valid expiry',
+        typ: 'the token is not an access token (RFC 9068 asks for typ at+jwt)',
       };
       return refuse(why[error.claim] ?? `the token's ${error.claim} claim is invalid`);
     }
@@ -179,23 +210,32 @@ export class ResourceServer {
 
   /** RFC 7662: asks the issuer whether an opaque token is active, and for whom. */
   async #introspect(token: string): Promise<Authentication> {
-    if (!this.options.introspection) return refuse('the token is not a JWT');
-    const credentials = this.options.introspection();
-    if (!credentials) return unavailable('the bridge cannot read its introspection credentials');
-    let claims: Record<string, unknown>;
+    if (!this.#introspector) return refuse('the token is not a JWT');
+    let answer;
     try {
-      const endpoint = (await this.#discover()).metadata.introspection_endpoint;
-      if (endpoint === undefined) return refuse('the authorization server offers no introspection');
-      claims = await postIntrospection(endpoint, token, credentials, this.options.timeoutMs);
+      answer = await this.#introspector.introspect(token);
     } catch (error) {
       this.options.logger.error({ err: error }, 'token introspection failed');
       return unavailable('the authorization server cannot introspect tokens now; retry later');
     }
-    return this.#checkIntrospected(claims);
+    if ('noEndpoint' in answer) return refuse('the authorization server offers no introspection');
+    if ('unavailable' in answer) return unavailable(answer.unavailable);
+    return this.#checkIntrospected(answer.claims);
   }
 
   #checkIntrospected(claims: Record<string, unknown>): Authentication {
     if (claims.active !== true) return refuse('the token is not active');
+    const type = claims.token_type;
+    if (
+      type !== undefined &&
+      !(typeof type === 'string' && ACCESS_TOKEN_TYPES.has(type.toLowerCase()))
+    )
+      return refuse('the token is not an access token');
+    for (const claim of ['exp', 'nbf', 'iat'] as const) {
+      // RFC 7662 section 2.2: NumericDate, a number of seconds. A string is not one.
+      if (claims[claim] !== undefined && !Number.isFinite(claims[claim]))
+        return refuse(`the token's ${claim} is not a number of seconds`);
+    }
     if (claims.iss !== undefined && claims.iss !== this.options.issuer)
       return refuse(`the token was not issued by ${this.options.issuer}`);
     const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
@@ -212,39 +252,12 @@ export class ResourceServer {
 }
 
 function callerOf(claims: Record<string, unknown>): Caller {
-  const caller: Caller = { scopes: grantedScopes(claims) };
-  if (typeof claims.sub === 'string') caller.subject = claims.sub;
-  if (typeof claims.client_id === 'string') caller.clientId = claims.client_id;
-  return caller;
-}
-
-/** RFC 7662 section 2, client authentication per RFC 6749 section 2.3.1 (form-encoded, Basic). */
-async function postIntrospection(
-  endpoint: string,
-  token: string,
-  credentials: { clientId: string; clientSecret: string },
-  timeoutMs: number,
-): Promise<Record<string, unknown>> {
-  const basic = Buffer.from(
-    `${encodeURIComponent(credentials.clientId)}:${encodeURIComponent(credentials.clientSecret)}`,
-  ).toString('base64');
-  const response = await fetch(endpoint, {
-    method: 'POST',
-    headers: {
-      authorization: `Basic ${basic}`,
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-    },
-    body: new URLSearchParams({ token, token_type_hint: 'access_token' }),
-    redirect: 'error',
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new Error(`the introspection endpoint answered HTTP ${response.status}`);
-  }
-  const value: unknown = JSON.parse(await boundedText(response, 64 * 1024));
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new Error('the introspection answer is not a JSON object');
-  return value as Record<string, unknown>;
+  const { sub, client_id: clientId } = claims;
+  const subject =
+    typeof sub === 'string' ? sub : typeof clientId === 'string' ? clientId : undefined;
+  return {
+    scopes: grantedScopes(claims),
+    ...(subject === undefined ? {} : { subject }),
+    ...(typeof clientId === 'string' ? { clientId } : {}),
+  };
 }

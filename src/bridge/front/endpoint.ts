@@ -6,6 +6,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Bound } from '../budget.ts';
 import type { Logger } from 'pino';
 import type { Auth, DiscoveryToken } from '../auth/bearer.ts';
 import { BridgeClosingError, SessionLimitError, type SessionTable } from './session-table.ts';
@@ -27,6 +28,7 @@ import {
   WIRE,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type RequestId,
 } from '../../mcp/jsonrpc.ts';
 import { replyEmpty, replyError } from '../replies.ts';
 import type { ResourceServer } from '../auth/oauth.ts';
@@ -92,8 +94,8 @@ export function mcpEndpoint(
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> | void {
   const methods: Record<string, Handler> = {
     POST: (req, res, caller) => post(ctx, req, res, caller),
-    GET: (req, res) => get(ctx, req, res),
-    DELETE: (req, res) => remove(ctx, req, res),
+    GET: (req, res, caller) => get(ctx, req, res, caller),
+    DELETE: (req, res, caller) => remove(ctx, req, res, caller),
   };
   const dispatch = (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => {
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
@@ -147,6 +149,7 @@ function refuseAccess(
   req: IncomingMessage,
   res: ServerResponse,
   refusal: Refusal,
+  id: RequestId | null = null,
   audited: { message: JsonRpcMessage; caller: Caller | undefined } | undefined = undefined,
 ): void {
   const reason = refusalReason(refusal);
@@ -158,6 +161,7 @@ function refuseAccess(
   if (refusal.status === 503) headers['retry-after'] = 5;
   const prefix = refusal.status === 403 ? 'Forbidden' : 'Unauthorized';
   replyError(res, refusal.status, WIRE.SERVER_ERROR, `${prefix}: ${refusal.description}`, {
+    id,
     headers,
   });
 }
@@ -225,7 +229,7 @@ function route(
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes, caller);
-  const session = findSession(ctx, req, res, message);
+  const session = findSession(ctx, req, res, caller, message);
   if (!session) return undefined;
   if (isRequest(message)) {
     session.request(message, res, bytes, caller);
@@ -270,7 +274,7 @@ function lacksToolScope(
     description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
     scope: scope.join(' '),
   };
-  refuseAccess(ctx, oauth, req, res, refusal, { message, caller });
+  refuseAccess(ctx, oauth, req, res, refusal, message.id, { message, caller });
   return true;
 }
 
@@ -300,7 +304,12 @@ function refuseBody(
   res: ServerResponse,
   error: unknown,
 ): void {
-  if (error instanceof OverBudget) return replyOverBudget(ctx, req, res, error);
+  if (error instanceof OverBudget) {
+    const [status, reason] =
+      error.bound === 'session' ? [429, 'session_bytes'] : [503, 'bridge_bytes'];
+    ctx.audit?.refused(req, { status, reason });
+    return replyOverBudget(ctx.bridge, res, error.bound);
+  }
   if (!(error instanceof BodyTooLarge)) throw error;
   res.setHeader('connection', 'close');
   replyError(res, 413, WIRE.INVALID_REQUEST, `Request body larger than ${ctx.maxBodyBytes} bytes`);
@@ -310,20 +319,13 @@ function refuseBody(
  * 429 when the session has too much waiting for its child: that client should slow down. 503
  * when all sessions together have: the bridge is overloaded (RFC 9110 15.6.4, RFC 6585 4).
  */
-function replyOverBudget(
-  ctx: EndpointContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  error: OverBudget,
-): void {
-  const { limits } = ctx.bridge.budget;
-  const bound = error.bound === 'session' ? 'session_bytes' : 'bridge_bytes';
-  ctx.bridge.countRefusal(bound);
+export function replyOverBudget(bridge: SessionTable, res: ServerResponse, bound: Bound): void {
+  const { limits } = bridge.budget;
+  bridge.countRefusal(bound === 'session' ? 'session_bytes' : 'bridge_bytes');
   const [status, where, limit] =
-    error.bound === 'session'
+    bound === 'session'
       ? [429, 'the MCP server in this session', limits.session]
       : [503, 'the MCP servers of this bridge', limits.bridge];
-  ctx.audit?.refused(req, { status, reason: bound });
   replyError(
     res,
     status,
@@ -421,17 +423,20 @@ async function initialize(
     });
   }
   ctx.logger.info({ session: session.logId }, 'session started');
+  if (ctx.oauth) session.owner = caller?.subject;
   session.request(message, res, bytes, caller);
 }
 
 /**
- * The session a request names: 400 without a session id, 404 for an unknown one. `message`:
- * the POSTed message, for the audit event of a refusal.
+ * The session a request names: 400 without a session id, 404 for an unknown one, and with
+ * OAuth for one another subject opened (the id alone proves nothing: it may have leaked).
+ * `message`: the POSTed message, for the audit event of a refusal.
  */
 function findSession(
   ctx: EndpointContext,
   req: IncomingMessage,
   res: ServerResponse,
+  caller: Caller | undefined,
   message?: JsonRpcMessage,
 ) {
   const version = header(req, HEADER.protocolVersion);
@@ -454,10 +459,11 @@ function findSession(
     return undefined;
   }
   const session = ctx.bridge.session(id);
-  if (!session) {
+  if (!session || (ctx.oauth && session.owner !== caller?.subject)) {
     ctx.audit?.refused(req, {
       status: 404,
       reason: 'unknown_session',
+      caller,
       ...(message && { message }),
     });
     replyError(
@@ -472,7 +478,12 @@ function findSession(
   return session;
 }
 
-function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
+function get(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+): void {
   if (!accepts(req, 'text/event-stream')) {
     return replyError(
       res,
@@ -481,7 +492,7 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
       'Not Acceptable: Accept must list text/event-stream',
     );
   }
-  const session = findSession(ctx, req, res);
+  const session = findSession(ctx, req, res, caller);
   if (!session) return;
   const lastEventId = header(req, HEADER.lastEventId);
   if (lastEventId === undefined) {
@@ -507,8 +518,13 @@ function get(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): v
   }
 }
 
-function remove(ctx: EndpointContext, req: IncomingMessage, res: ServerResponse): void {
-  const session = findSession(ctx, req, res);
+function remove(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller | undefined,
+): void {
+  const session = findSession(ctx, req, res, caller);
   if (!session) return;
   session.end('the client ended the session');
   replyEmpty(res, 204);

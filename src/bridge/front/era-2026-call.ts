@@ -166,7 +166,8 @@ export class Era2026Call implements SessionPort {
     const { upstream } = this.#context;
     upstream.attach(this);
     if (this.#native) {
-      upstream.fromClient(this, request, bytes);
+      // The caller still counts: the policy filters the child's answer by its scopes.
+      upstream.fromClient(this, request, bytes, caller);
       return;
     }
     const meta = { ...(request.params?._meta as Record<string, unknown> | undefined) };

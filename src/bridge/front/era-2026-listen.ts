@@ -25,6 +25,7 @@ import { LIST_CHANGED, type SubscriptionFilter } from '../../mcp/methods.ts';
 import { ownValue } from '../../mcp/untrusted.ts';
 import { SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from '../upstream.ts';
+import type { Account } from '../budget.ts';
 
 const KEEP_ALIVE_MS = 15_000;
 const EVERY_LIST_CHANGE = {
@@ -40,15 +41,32 @@ export type Capabilities = Record<
   { listChanged?: boolean; subscribe?: boolean } | undefined
 >;
 
-function honoured(requested: SubscriptionFilter, capabilities: Capabilities): SubscriptionFilter {
+/**
+ * The most distinct resource URIs one listen may subscribe to. Each becomes a request to the
+ * child (a POST to an HTTP upstream), so one request could otherwise cause thousands.
+ */
+export const MAX_RESOURCE_SUBSCRIPTIONS = 64;
+
+/** The distinct string URIs a listen asks to subscribe to, in their order. */
+export function resourceSubscriptionsOf(request: JsonRpcRequest): string[] {
+  const notifications = request.params?.notifications as SubscriptionFilter | undefined;
+  const uris: unknown = notifications?.resourceSubscriptions;
+  if (!Array.isArray(uris)) return [];
+  return [...new Set(uris.filter((uri): uri is string => typeof uri === 'string'))];
+}
+
+function honoured(
+  requested: SubscriptionFilter,
+  uris: string[],
+  capabilities: Capabilities,
+): SubscriptionFilter {
   const filter: SubscriptionFilter = {};
   if (requested.toolsListChanged && capabilities.tools?.listChanged) filter.toolsListChanged = true;
   if (requested.promptsListChanged && capabilities.prompts?.listChanged)
     filter.promptsListChanged = true;
   if (requested.resourcesListChanged && capabilities.resources?.listChanged)
     filter.resourcesListChanged = true;
-  const uris = requested.resourceSubscriptions?.filter((uri) => typeof uri === 'string');
-  if (uris?.length && capabilities.resources?.subscribe) filter.resourceSubscriptions = uris;
+  if (uris.length > 0 && capabilities.resources?.subscribe) filter.resourceSubscriptions = uris;
   return filter;
 }
 
@@ -170,6 +188,8 @@ export function holdChildSubscription(
 
 export class Listener implements SessionPort {
   readonly id = `listen-${nextListener++}`;
+  /** Holds the listen's own bytes, and those of the subscriptions it sends while in flight. */
+  readonly account: Account;
   /** A subscription stream answers no requests of the child (deliver refuses them). */
   readonly clientCapabilities = {};
   readonly #upstream: Upstream;
@@ -187,13 +207,19 @@ export class Listener implements SessionPort {
     request: JsonRpcRequest,
     res: ServerResponse,
     capabilities: Capabilities,
+    account: Account,
     nativeMeta?: Record<string, unknown>,
   ) {
     this.#upstream = upstream;
     this.#nativeMeta = nativeMeta;
     this.#res = res;
     this.#subscriptionId = request.id;
-    this.#filter = honoured(request.params?.notifications ?? {}, capabilities);
+    this.account = account;
+    this.#filter = honoured(
+      request.params?.notifications ?? {},
+      resourceSubscriptionsOf(request),
+      capabilities,
+    );
     // The bridge's one subscription on a child of 2026-07-28 is for list changes; resource
     // updates are not offered, so the acknowledgment does not promise them.
     if (nativeMeta) delete this.#filter.resourceSubscriptions;
@@ -217,12 +243,13 @@ export class Listener implements SessionPort {
       return;
     }
     (this.#filter.resourceSubscriptions ?? []).forEach((uri, i) => {
-      this.#upstream.fromClient(this, {
+      const subscribe: JsonRpcRequest = {
         jsonrpc: '2.0',
         id: i,
         method: 'resources/subscribe',
         params: { uri },
-      });
+      };
+      this.#upstream.fromClient(this, subscribe, Buffer.byteLength(JSON.stringify(subscribe)));
     });
   }
 

@@ -13,8 +13,8 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { BRIDGE_REQUEST_META } from '../identity.ts';
-import type { SessionTable, Era2026Upstream } from './session-table.ts';
-import type { Era2026Handler } from './endpoint.ts';
+import { SessionLimitError, type SessionTable, type Era2026Upstream } from './session-table.ts';
+import { replyOverBudget, type Era2026Handler } from './endpoint.ts';
 import { header } from './guards.ts';
 import {
   isErrorResponse,
@@ -23,6 +23,7 @@ import {
   WIRE,
   type JsonRpcMessage,
   type JsonRpcRequest,
+  type RequestId,
 } from '../../mcp/jsonrpc.ts';
 import { SERVER_STATE, era2026Result, Era2026Call, type CallContext } from './era-2026-call.ts';
 import { HEADER, META } from '../../mcp/metadata.ts';
@@ -35,7 +36,14 @@ import {
   requestMeta,
   type ParamHeader,
 } from '../../mcp/request-metadata.ts';
-import { Listener, refuseUnrelated, type Capabilities } from './era-2026-listen.ts';
+import {
+  Listener,
+  MAX_RESOURCE_SUBSCRIPTIONS,
+  refuseUnrelated,
+  resourceSubscriptionsOf,
+  type Capabilities,
+} from './era-2026-listen.ts';
+import { ChildLimitError } from './translating-children.ts';
 import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from '../replies.ts';
 import type { SessionPort, Upstream } from '../upstream.ts';
@@ -179,6 +187,10 @@ export class Era2026Endpoint implements Era2026Handler {
       const declared = requestMeta(message)[META.clientCapabilities] as Record<string, unknown>;
       child = await this.#bridge.era2026Upstream(declared);
     } catch (error) {
+      if (error instanceof ChildLimitError) {
+        this.#bridge.countRefusal('sessions');
+        return replySessionLimit(res, message.id, error.message);
+      }
       this.#logger.error({ err: error }, 'cannot start the MCP server for 2026-07-28 clients');
       return replyError(res, 503, WIRE.SERVER_ERROR, 'The MCP server could not be started', {
         id: message.id,
@@ -205,7 +217,7 @@ export class Era2026Endpoint implements Era2026Handler {
     const init = upstream.initializeResult ?? {};
     if (message.method === 'server/discover' && !native)
       return replyJson(res, 200, { jsonrpc: '2.0', id: message.id, result: discoverResult(init) });
-    if (message.method === 'subscriptions/listen') return this.#listen(child, message, res);
+    if (message.method === 'subscriptions/listen') return this.#listen(child, message, res, bytes);
     if (message.method === 'tools/call') {
       const mismatch = await this.#paramHeaders(child, req, message);
       if (mismatch)
@@ -356,18 +368,64 @@ export class Era2026Endpoint implements Era2026Handler {
     };
   }
 
-  #listen(child: Era2026Upstream, request: JsonRpcRequest, res: ServerResponse): void {
+  /**
+   * A listen holds a slot of --max-sessions and the bytes of its request (its filter) for as
+   * long as it is open; the `resources/subscribe` requests it causes count as its requests.
+   */
+  #listen(
+    child: Era2026Upstream,
+    request: JsonRpcRequest,
+    res: ServerResponse,
+    bytes: number,
+  ): void {
+    const uris = resourceSubscriptionsOf(request);
+    if (uris.length > MAX_RESOURCE_SUBSCRIPTIONS) {
+      return replyError(
+        res,
+        400,
+        WIRE.INVALID_PARAMS,
+        `Invalid params: at most ${MAX_RESOURCE_SUBSCRIPTIONS} resource subscriptions in one subscriptions/listen (${uris.length} distinct)`,
+        { id: request.id },
+      );
+    }
+    let release: () => void;
+    try {
+      release = this.#bridge.holdListen(child.upstream);
+    } catch (error) {
+      if (!(error instanceof SessionLimitError)) throw error;
+      const limit = this.#bridge.config.maxSessions;
+      return replySessionLimit(res, request.id, `the limit of ${limit} is reached`);
+    }
+    const account = this.#bridge.budget.account();
+    const bound = account.admit(bytes);
+    if (bound !== undefined) {
+      release();
+      return replyOverBudget(this.#bridge, res, bound);
+    }
     const listener = new Listener(
       child.upstream,
       request,
       res,
       child.capabilities as Capabilities,
+      account,
       child.native ? BRIDGE_REQUEST_META : undefined,
     );
     this.#listeners.add(listener);
-    res.once('close', () => this.#listeners.delete(listener));
+    res.once('close', () => {
+      this.#listeners.delete(listener);
+      account.give(bytes);
+      release();
+    });
     listener.start();
   }
+}
+
+/** 503 for a request that would pass --max-sessions, as for a new session (endpoint.ts). */
+function replySessionLimit(res: ServerResponse, id: RequestId, why: string): void {
+  replyError(res, 503, WIRE.SERVER_ERROR, `Too many sessions: ${why}; retry later`, {
+    id,
+    headers: { 'retry-after': 5 },
+  });
 }
 
 /** DiscoverResult (server/discover) from the child's InitializeResult. */

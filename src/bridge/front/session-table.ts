@@ -17,6 +17,7 @@ import { holdChildSubscription, type Capabilities } from './era-2026-listen.ts';
 import type { Launcher, Transport } from '../transport.ts';
 import type { EntryGuard } from '../entry-guard.ts';
 import { Upstream, type EndedRequest, type UpstreamHooks } from '../upstream.ts';
+import { LazyUpstream, TranslatingChildren } from './translating-children.ts';
 
 export interface SessionTableConfig {
   mode: SessionMode;
@@ -114,33 +115,6 @@ export interface Era2026Upstream {
   capabilities: Record<string, unknown>;
 }
 
-/** An upstream started on first use, and again on the next use after its child ended. */
-class LazyUpstream {
-  readonly #start: () => Promise<Upstream>;
-  #current: Promise<Upstream> | undefined;
-
-  constructor(start: () => Promise<Upstream>) {
-    this.#start = start;
-  }
-
-  async get(): Promise<Upstream> {
-    const current = this.#current;
-    if (current) {
-      // A start that failed fails everyone who waited for it; only the next caller tries again.
-      const upstream = await current;
-      if (!upstream.isClosed) return upstream;
-      if (this.#current === current) this.#current = undefined;
-      return this.get();
-    }
-    const started = this.#start();
-    this.#current = started;
-    started.catch(() => {
-      if (this.#current === started) this.#current = undefined;
-    });
-    return started;
-  }
-}
-
 export class SessionTable {
   readonly config: SessionTableConfig;
   readonly #deps: SessionTableDeps;
@@ -151,8 +125,11 @@ export class SessionTable {
   /** Upstreams we are closing on purpose; any other close is a crash. */
   readonly #retiring = new WeakSet<Upstream>();
   readonly #shared = new LazyUpstream(() => this.#startInitialized());
-  /** Children initialized for 2026-07-28 clients, by the input capabilities they were told. */
-  readonly #translating = new Map<string, LazyUpstream>();
+  /** Children initialized for 2026-07-28 clients in PerSession mode. */
+  readonly #translating: TranslatingChildren;
+  /** Open `subscriptions/listen` streams, by the child they listen to; each holds a slot. */
+  readonly #listens = new Map<Upstream, number>();
+  #listenCount = 0;
   readonly #native = new LazyUpstream(() => this.#startNative());
   /** What the first `server/discover` showed: the child needs the handshake. */
   #handshakeEra = false;
@@ -166,6 +143,16 @@ export class SessionTable {
   constructor(config: SessionTableConfig, deps: SessionTableDeps) {
     this.config = config;
     this.#deps = deps;
+    this.#translating = new TranslatingChildren({
+      limit: config.maxSessions,
+      idleMs: config.idleTimeoutMs,
+      start: (capabilities) => this.#startInitialized({ ...SHARED_INITIALIZE, capabilities }),
+      stop: (upstream) => {
+        this.#retiring.add(upstream);
+        void upstream.close();
+      },
+      held: (upstream) => this.#listens.has(upstream),
+    });
     deps.metrics.observe({
       sessions: () => this.#sessions.size,
       maxSessions: () => config.maxSessions,
@@ -190,6 +177,34 @@ export class SessionTable {
     return count;
   }
 
+  /** Sessions, sessions being opened and listen streams: what --max-sessions bounds. */
+  get #slotsTaken(): number {
+    return this.#sessions.size + this.#opening + this.#listenCount;
+  }
+
+  /**
+   * A slot of --max-sessions for a `subscriptions/listen` stream on `upstream`, until the
+   * returned function releases it; throws SessionLimitError when none is free. A listen is
+   * held open as long as a session is, and keeps its child from being stopped as idle.
+   */
+  holdListen(upstream: Upstream): () => void {
+    if (this.#slotsTaken >= this.config.maxSessions) {
+      this.countRefusal('sessions');
+      throw new SessionLimitError();
+    }
+    this.#listenCount++;
+    this.#listens.set(upstream, (this.#listens.get(upstream) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#listenCount--;
+      const left = this.#listens.get(upstream)! - 1;
+      if (left === 0) this.#listens.delete(upstream);
+      else this.#listens.set(upstream, left);
+    };
+  }
+
   session(id: string): Session | undefined {
     return this.#sessions.get(id);
   }
@@ -205,7 +220,7 @@ export class SessionTable {
    * cold `npx`) for many requests to pass a check made before it.
    */
   async openSession(): Promise<Session> {
-    if (this.#sessions.size + this.#opening >= this.config.maxSessions) {
+    if (this.#slotsTaken >= this.config.maxSessions) {
       this.countRefusal('sessions');
       throw new SessionLimitError();
     }
@@ -254,9 +269,10 @@ export class SessionTable {
       if (upstream)
         return { upstream, native: true, capabilities: this.#nativeCapabilities.get(upstream)! };
     }
-    const upstream = await (
-      this.config.mode === 'Shared' ? this.#shared : this.#translatingFor(declared)
-    ).get();
+    const upstream =
+      this.config.mode === 'Shared'
+        ? await this.#shared.get()
+        : await this.#translating.get(inputCapabilities(declared));
     const capabilities = (upstream.initializeResult?.capabilities ?? {}) as Record<string, unknown>;
     return { upstream, native: false, capabilities };
   }
@@ -306,19 +322,6 @@ export class SessionTable {
       Promise.allSettled(this.#launches),
     ]);
     await this.#deps.launcher.close();
-  }
-
-  #translatingFor(declared: Record<string, unknown>): LazyUpstream {
-    const capabilities = inputCapabilities(declared);
-    const key = JSON.stringify(capabilities);
-    let child = this.#translating.get(key);
-    if (!child) {
-      child = new LazyUpstream(() =>
-        this.#startInitialized({ ...SHARED_INITIALIZE, capabilities }),
-      );
-      this.#translating.set(key, child);
-    }
-    return child;
   }
 
   async #startInitialized(
@@ -423,6 +426,7 @@ export class SessionTable {
 
   #sweep(): void {
     const now = Date.now();
+    this.#translating.sweep(now);
     const keepAlive = now - this.#lastKeepAlive >= KEEP_ALIVE_MS;
     if (keepAlive) this.#lastKeepAlive = now;
     for (const session of [...this.#sessions.values()]) {

@@ -86,6 +86,12 @@ export class Session implements SessionPort {
   readonly headerList: HeaderList;
   readonly upstream: Upstream;
   readonly account: Account;
+  /**
+   * With OAuth, the subject of the token that opened the session (identity.ts): requests with
+   * another subject's token are answered as for an unknown session (MCP security best
+   * practices, "Session Hijacking"). Set once, before the session id is given out.
+   */
+  owner: string | undefined;
   readonly #events: SessionEvents;
   readonly #exchanges = new Map<string, Exchange>();
   readonly #streams = new Map<number, EventStream>();

@@ -19,11 +19,29 @@ interface Page {
   reload(): Promise<void>;
 }
 
+/** How long a page waits for the live stream before it loads without it. */
+const STREAM_WAIT_MS = 2000;
+
 const main = document.getElementById('main')!;
 const live = document.getElementById('live')!;
 let page: Page | undefined;
 /** Bumped on every navigation, so a slow answer for a page left behind draws nothing. */
 let generation = 0;
+/**
+ * Stream messages that came while a page was loading, given to it once it shows: it loaded
+ * what it shows after the stream was connected, so these are the only changes it may lack.
+ */
+let early: StreamMessage[] | undefined = [];
+/** More than this many while a page loads, and it loads again instead. */
+const EARLY_MAX = 5000;
+let overflowed = false;
+/** Resolves on the stream's first hello: pages load after it, so that no change falls between. */
+let connected: () => void = () => undefined;
+const streaming = new Promise<void>((resolve) => {
+  connected = resolve;
+  // A stream that cannot connect must not hold up the page: it shows, not live.
+  window.setTimeout(resolve, STREAM_WAIT_MS);
+});
 
 function route(): string[] {
   return location.hash
@@ -36,6 +54,9 @@ function route(): string[] {
 async function navigate(): Promise<void> {
   const mine = ++generation;
   const [view, namespace, name] = route();
+  early = [];
+  overflowed = false;
+  await streaming;
   try {
     if (view === 'server' && namespace !== undefined && name !== undefined) {
       page = await serverPage(namespace, name, mine);
@@ -49,6 +70,11 @@ async function navigate(): Promise<void> {
   } catch (error) {
     if (mine === generation) showError(error);
   }
+  if (mine !== generation) return;
+  const missed = early ?? [];
+  early = undefined;
+  if (overflowed) void page?.reload().catch(showError);
+  else for (const message of missed) page?.apply(message);
 }
 
 async function serverPage(namespace: string, name: string, mine: number): Promise<Page> {
@@ -119,13 +145,20 @@ function showError(error: unknown): void {
 function connect(): void {
   const stream = new EventSource('/api/stream');
   // On every (re)connect: changes may have been missed while the stream was down.
+  let first = true;
   stream.addEventListener('hello', () => {
     live.textContent = 'live';
     live.className = 'live on';
-    void page?.reload().catch(showError);
+    if (first) {
+      first = false;
+      connected();
+    } else void page?.reload().catch(showError);
   });
   stream.addEventListener('message', (event: MessageEvent<string>) => {
-    page?.apply(JSON.parse(event.data) as StreamMessage);
+    const message = JSON.parse(event.data) as StreamMessage;
+    if (early === undefined) page?.apply(message);
+    else if (early.length < EARLY_MAX) early.push(message);
+    else overflowed = true;
   });
   stream.addEventListener('error', () => {
     live.textContent = 'reconnecting…';
@@ -138,12 +171,15 @@ async function start(): Promise<void> {
     void navigate();
     main.focus();
   });
+  connect();
+  await Promise.all([showSession(), navigate()]);
+}
+
+async function showSession(): Promise<void> {
   const session = await currentSession();
   const who = document.getElementById('who')!;
   who.textContent = `${session.user ?? 'unknown user'} · ${session.context || 'in-cluster'} · ${session.namespaces.length === 0 ? 'all namespaces' : session.namespaces.join(', ')}`;
   for (const limit of session.limits) main.before(h('p', { class: 'notice' }, limit));
-  connect();
-  await navigate();
 }
 
 void start().catch(showError);

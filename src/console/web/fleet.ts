@@ -93,8 +93,11 @@ export class FleetPage {
   #text = '';
   #pending = false;
   #reorder: number | undefined;
-  /** The rows on the page, by key, to change one in place. */
-  readonly #shown = new Map<string, HTMLTableRowElement>();
+  /**
+   * Each row's element, kept while its row is unchanged: sorting again moves elements rather
+   * than making a thousand rows of elements anew, which held up the next change on the page.
+   */
+  readonly #elements = new Map<string, { row: FleetRow; el: HTMLTableRowElement }>();
   readonly #body = h('tbody');
   readonly #count = h('p', { class: 'count', role: 'status' });
   readonly #head = h('tr');
@@ -131,17 +134,34 @@ export class FleetPage {
       return;
     }
     const { row } = message;
+    const old = this.#rows.get(row.key);
     this.#rows.set(row.key, row);
-    const shown = this.#shown.get(row.key);
-    if (shown === undefined) {
+    const shown = this.#elements.get(row.key)?.el;
+    if (old === undefined || shown === undefined || !shown.isConnected) {
       this.#schedule();
       return;
     }
-    const next = rowElement(row);
-    shown.replaceWith(next);
-    this.#shown.set(row.key, next);
+    shown.replaceWith(this.#element(row));
+    if (this.#inPlace(old, row)) return;
     clearTimeout(this.#reorder);
     this.#reorder = window.setTimeout(() => this.#schedule(), REORDER_AFTER_MS);
+  }
+
+  /** Whether a changed row keeps its place: it sorts and filters as it did. */
+  #inPlace(old: FleetRow, row: FleetRow): boolean {
+    return (
+      sortValue(old, this.#sort) === sortValue(row, this.#sort) &&
+      matches(old, this.#filter, this.#text) === matches(row, this.#filter, this.#text)
+    );
+  }
+
+  /** The element of a row, made again only when the row changed. */
+  #element(row: FleetRow): HTMLTableRowElement {
+    const known = this.#elements.get(row.key);
+    if (known?.row === row) return known.el;
+    const el = rowElement(row);
+    this.#elements.set(row.key, { row, el });
+    return el;
   }
 
   /** Everything again, after the stream reconnected. */
@@ -205,9 +225,11 @@ export class FleetPage {
       return order === 0 ? a.key.localeCompare(b.key) : sign * order;
     });
     replace(this.#head, ...COLUMNS.map((column) => this.#header(column.key, column.label)));
-    this.#shown.clear();
-    for (const row of rows) this.#shown.set(row.key, rowElement(row));
-    this.#body.replaceChildren(...this.#shown.values());
+    for (const key of this.#elements.keys()) if (!this.#rows.has(key)) this.#elements.delete(key);
+    arrange(
+      this.#body,
+      rows.map((row) => this.#element(row)),
+    );
     this.#count.textContent = `${rows.length} of ${this.#rows.size} servers`;
     // User Timing for the bench (bench/console.ts): when the rows were first in the document.
     if (performance.getEntriesByName(DRAWN).length === 0) performance.mark(DRAWN);
@@ -239,6 +261,32 @@ export class FleetPage {
         active ? (this.#descending ? ' ▼' : ' ▲') : '',
       ),
     );
+  }
+}
+
+/**
+ * Makes `parent`'s children exactly `wanted`, in order, moving as few as it can: a row that
+ * moved up is inserted at its place, one that moved down is taken out when its successor is
+ * reached and inserted where it belongs.
+ */
+function arrange(parent: HTMLElement, wanted: readonly HTMLElement[]): void {
+  let cursor = parent.firstElementChild;
+  for (const el of wanted) {
+    if (cursor !== null && cursor !== el && cursor.nextElementSibling === el) {
+      const out = cursor;
+      cursor = el;
+      out.remove();
+    }
+    if (cursor === el) {
+      cursor = cursor.nextElementSibling;
+      continue;
+    }
+    parent.insertBefore(el, cursor);
+  }
+  while (cursor !== null) {
+    const next = cursor.nextElementSibling;
+    cursor.remove();
+    cursor = next;
   }
 }
 
