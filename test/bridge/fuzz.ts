@@ -334,7 +334,8 @@ export const frontCase: fc.Arbitrary<FrontCase> = fc
         ['content-type', 'application/json'],
         ['accept', 'application/json, text/event-stream'],
       ];
-      const first = 'message' in c.body ? c.body.message : undefined;
+      const first = ('message' in c.body ? c.body.message : undefined) as
+        { method?: unknown; params?: unknown } | undefined;
       if (c.era === '2025-11-25') {
         if (c.useSession) headers.push(['mcp-session-id', context.session]);
         headers.push(['mcp-protocol-version', '2025-11-25']);
