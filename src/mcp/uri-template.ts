@@ -85,7 +85,17 @@ export function compileUriTemplate(template: string): UriTemplateMatcher | undef
     states.push(...expression);
     i = end;
   }
-  return (uri) => accepts(states, uri);
+  return (uri) => !traverses(uri) && accepts(states, uri);
+}
+
+/**
+ * A percent-encoded `/`, `\` or `.`, or a `.` or `..` path segment. A variable that holds one
+ * of them matches its expression as RFC 6570 writes it, yet a server that decodes the value
+ * and joins it to a path (`..%2Fsecrets`) reads outside what the approved template names. No
+ * well-formed value needs them, so a URI that holds one matches no template.
+ */
+function traverses(uri: string): boolean {
+  return /%(?:2f|5c|2e)|(?:^|[/:])\.{1,2}(?:[/?#]|$)/i.test(uri);
 }
 
 /** Runs the automaton: the set of states reached after each character of `uri`. */

@@ -65,6 +65,29 @@ describe('URI templates (RFC 6570)', () => {
     expect(compileUriTemplate(template)).toBeUndefined();
   });
 
+  it('refuses encoded separators and dot segments in what the variables hold', () => {
+    const simple = compileUriTemplate('file:///data/{id}')!;
+    const reserved = compileUriTemplate('file:///data/{+path}')!;
+    expect(simple('file:///data/report.txt')).toBe(true);
+    expect(reserved('file:///data/a/b.txt')).toBe(true);
+    for (const uri of [
+      'file:///data/..%2Fsecrets',
+      'file:///data/..%2fsecrets',
+      'file:///data/%2E%2E',
+      'file:///data/..',
+      'file:///data/a%5Cb',
+    ]) {
+      expect(simple(uri), uri).toBe(false);
+    }
+    for (const uri of [
+      'file:///data/../etc/passwd',
+      'file:///data/a/./b',
+      'file:///data/%2e%2e/x',
+    ]) {
+      expect(reserved(uri), uri).toBe(false);
+    }
+  });
+
   it('answers in linear time, whatever template and URI a server and a client send', () => {
     // A backtracking matcher tries every split of the URI between a, b and c: O(n^3) for this
     // pair, which never ends at this size.
