@@ -25,7 +25,8 @@ import { BRIDGE_DEFAULTS, BRIDGE_EXTRA_FLAGS, BRIDGE_FLAG_SPECS } from './flags.
 import { BRIDGE_FLAGS, BRIDGE_TOKEN_ENV } from './pod-contract.ts';
 import { parseOrigins } from './front/guards.ts';
 import { parseHostPort } from './front/replicas.ts';
-import { startBridge, type BridgeOptions } from './server.ts';
+import { startBridge, type AuditOptions, type BridgeOptions } from './server.ts';
+import { ARGUMENT_MODES, type ArgumentMode } from './audit/event.ts';
 
 const DEFAULTS = {
   listen: BRIDGE_DEFAULTS.listen,
@@ -167,6 +168,29 @@ function oauthFlags(
   };
 }
 
+/** --audit (on by default), --audit-arguments and --audit-server. */
+function auditFlags(text: (flag: string) => string | undefined): AuditOptions | undefined {
+  const enabled = text(BRIDGE_FLAGS.audit) ?? 'on';
+  if (enabled !== 'on' && enabled !== 'off')
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.audit, `'${enabled}' is not on or off`);
+  const mode = text(BRIDGE_FLAGS.auditArguments) ?? 'None';
+  if (!(ARGUMENT_MODES as readonly string[]).includes(mode)) {
+    const problem = `'${mode}' is not one of ${ARGUMENT_MODES.join(', ')}`;
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.auditArguments, problem);
+  }
+  const serverText = text(BRIDGE_FLAGS.auditServer);
+  const [namespace, name, ...rest] = serverText?.split('/') ?? [];
+  if (serverText !== undefined && (!namespace || !name || rest.length > 0)) {
+    const problem = `'${serverText}' is not namespace/name`;
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.auditServer, problem);
+  }
+  if (enabled === 'off') return undefined;
+  return {
+    arguments: mode as ArgumentMode,
+    server: namespace && name ? { namespace, name } : undefined,
+  };
+}
+
 /** A bound on --oauth-clock-skew: a longer one would keep expired tokens alive. */
 const MAX_CLOCK_SKEW_MS = 5 * 60_000;
 
@@ -252,6 +276,7 @@ export function parseBridgeArgs(
     upstream,
     command: positionals.length > 0 ? positionals : undefined,
     ...(replicas === undefined ? {} : { replicas }),
+    audit: auditFlags(text),
     graceMs: durationFlag(GRACE_PERIOD.flag, text(GRACE_PERIOD.flag) ?? GRACE_PERIOD.default),
     logLevel: logLevelFlag(LOG_LEVEL.flag, text(LOG_LEVEL.flag) ?? LOG_LEVEL.default),
   };

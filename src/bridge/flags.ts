@@ -111,6 +111,18 @@ const SETTINGS = {
     type: 'list',
     meaning: 'host:port of every replica, comma-separated; a name resolves to all its addresses.',
   },
+  audit: {
+    type: 'on|off',
+    meaning: 'Audit events as JSON lines on stdout (docs/audit.md); off: none. Default on.',
+  },
+  auditArguments: {
+    type: 'None|Redacted|Full',
+    meaning: 'How much of the arguments of a call audit events carry; default None (a digest).',
+  },
+  auditServer: {
+    type: 'namespace/name',
+    meaning: 'The MCPServer served, which every audit event names.',
+  },
 } as const satisfies Record<keyof typeof BRIDGE_FLAGS, Omit<FlagSpec, 'flag'>>;
 
 /** Flags for running the bridge by hand: the controller does not render them. */

@@ -12,7 +12,38 @@ export interface Caller {
   scopes: ReadonlySet<string>;
   /** Whom the token speaks for: `sub`, else `client_id`; a session is bound to it. */
   subject?: string;
+  /** The token's `client_id` claim (RFC 9068, RFC 7662), for the audit trail. */
+  clientId?: string;
 }
+
+/**
+ * What the policy found for the target of a request it screened (policy/gate.ts), for the
+ * audit trail: the digest of its definition as the server lists it now, and the digest it was
+ * approved with. A field stays absent when there is nothing to say (no policy, not approved).
+ */
+export interface Verdict {
+  current?: string;
+  approved?: string;
+}
+
+/**
+ * Where a client request came from, as the HTTP front saw it, for the audit trail. It rides on
+ * the request under a symbol key: spreads of the message keep it, JSON.stringify leaves it out,
+ * so it passes through the session and the upstream without a parameter of its own and never
+ * reaches the wire.
+ */
+export const ARRIVAL = Symbol('arrival');
+
+export interface Arrival {
+  /** The client's address (the TCP peer). */
+  source: string | undefined;
+  protocolVersion: string | undefined;
+  /** The Mcp-Session-Id the request named; undefined for 2026-07-28 requests. */
+  sessionId: string | undefined;
+}
+
+/** A message that may carry its Arrival. */
+export type Arrived = { [ARRIVAL]?: Arrival };
 
 /** How a request to the server ended, as the request metrics label it. */
 export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 'refused';

@@ -50,6 +50,8 @@ export interface BridgeMetrics {
   oauthRefusals: Counter<'reason'>;
   /** Throws the entry guard caught (entry-guard.ts), by entry point. */
   entryFailures: Counter<'entry'>;
+  /** Audit events lost: the queue to stdout was full, or stdout failed (audit/sink.ts). */
+  auditDropped: Counter;
   /** Sets the functions the live gauges read when scraped. */
   observe(sources: GaugeSources): void;
   /** Sets what the change feed gauges read (change-feed.ts). */
@@ -150,8 +152,14 @@ export function createMetrics(): BridgeMetrics {
     labelNames: ['entry'] as const,
     registers: [registry],
   });
+  const auditDropped = new Counter({
+    name: 'mcp_bridge_audit_events_dropped_total',
+    help: 'Audit events lost because the queue of lines to stdout was full (a log reader that keeps up less than the calls) or stdout failed. Calls go on regardless; the audit trail has gaps.',
+    registers: [registry],
+  });
   return {
     registry,
+    auditDropped,
     refusals,
     oauthRefusals,
     entryFailures,

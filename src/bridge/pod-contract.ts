@@ -112,6 +112,12 @@ export interface BridgeSettings {
    * have (a headless Service): a request for a session another replica holds goes there.
    */
   peers?: string;
+  /** `off`: no audit events. Absent: audit events on stdout (docs/audit.md). */
+  audit?: 'on' | 'off';
+  /** How much of a request's arguments audit events carry: `None`, `Redacted` or `Full`. */
+  auditArguments?: string;
+  /** `namespace/name` of the MCPServer, which every audit event names. */
+  auditServer?: string;
 }
 
 /** The flag each setting is passed with. The bridge's argument parser reads the same table. */
@@ -137,6 +143,9 @@ export const BRIDGE_FLAGS = {
   maxMessageBytes: '--max-message-bytes',
   replicaAddress: '--replica-address',
   peers: '--peers',
+  audit: '--audit',
+  auditArguments: '--audit-arguments',
+  auditServer: '--audit-server',
 } as const satisfies Record<keyof BridgeSettings, string>;
 
 /**

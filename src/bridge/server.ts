@@ -7,6 +7,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth } from './auth/bearer.ts';
@@ -32,6 +33,9 @@ import { SupervisedLauncher } from './child/supervised.ts';
 import type { Launcher } from './transport.ts';
 import { WatchedFile } from './watched-file.ts';
 import { metadataRoutes, startResourceServer, type OAuthOptions } from './auth/oauth-setup.ts';
+import { AuditTrail } from './audit/trail.ts';
+import { lineSink } from './audit/sink.ts';
+import type { ArgumentMode } from './audit/event.ts';
 
 /** Connections the kernel may hold for the bridge before it accepts them. */
 const LISTEN_BACKLOG = 4096;
@@ -70,6 +74,44 @@ export interface BridgeOptions {
   launcher?: Launcher;
   /** Replicas of one server: where the others reach this bridge, and where they all are. */
   replicas?: { self: string; peers: string[] };
+  /** Audit events (docs/audit.md); absent: none. */
+  audit?: AuditOptions | undefined;
+}
+
+export interface AuditOptions {
+  arguments: ArgumentMode;
+  /** The MCPServer served, named in every event. */
+  server?: { namespace: string; name: string } | undefined;
+  /** A file descriptor or a file; by default stdout. */
+  destination?: number | string;
+  /** What may wait to be written; by default AUDIT_BUFFER_BYTES (audit/sink.ts). */
+  bufferBytes?: number;
+}
+
+function auditTrail(
+  options: BridgeOptions,
+  metrics: BridgeMetrics,
+  tokenAuth: boolean,
+): AuditTrail | undefined {
+  const { audit, logger } = options;
+  if (!audit) return undefined;
+  const sink = lineSink({
+    destination: audit.destination ?? 1,
+    ...(audit.bufferBytes === undefined ? {} : { bufferBytes: audit.bufferBytes }),
+    onDrop: () => metrics.auditDropped.inc(),
+    onError: (error) =>
+      logger.error({ err: error }, 'cannot write audit events: they are dropped and counted'),
+  });
+  return new AuditTrail(
+    {
+      ...(audit.server && { server: audit.server }),
+      // In a pod the host name is the pod's name.
+      pod: hostname(),
+      credential: tokenAuth ? 'token' : 'none',
+      arguments: audit.arguments,
+    },
+    sink,
+  );
 }
 
 export interface RunningBridge {
@@ -135,6 +177,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
   const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
   const oauth = options.oauth && (await startResourceServer(options.oauth, logger));
   const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
+  const audit = auditTrail(options, metrics, auth !== undefined);
   metrics.observeChanges({
     generation: () => changes.mark.generation,
     waiting: () => changes.waiting,
@@ -161,6 +204,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
       pooled: () => pool?.size ?? 0,
       guard,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
+      ...(audit === undefined ? {} : { onRequestEnd: audit.requestEnded }),
       hooks: (upstream) =>
         changes.observing(
           policy
@@ -194,6 +238,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     logger,
     accepting: () => accepting,
     era2026,
+    audit,
   });
 
   const routes: Routes = {
@@ -299,6 +344,7 @@ export async function startBridge(options: BridgeOptions): Promise<RunningBridge
     discoveryToken?.stop();
     oauth?.stop();
     await probed;
+    await audit?.close();
   };
   let closing: Promise<void> | undefined;
 

@@ -36,7 +36,14 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
-import type { Caller, Outcome } from './identity.ts';
+import {
+  ARRIVAL,
+  type Arrival,
+  type Arrived,
+  type Caller,
+  type Outcome,
+  type Verdict,
+} from './identity.ts';
 import type { Transport } from './transport.ts';
 import { sessionVersion } from '../mcp/versions.ts';
 import { META } from '../mcp/metadata.ts';
@@ -70,10 +77,14 @@ export interface SessionPort {
 
 /** Extension points, used by the policy filter (policy.ts). */
 export interface UpstreamHooks {
-  /** Before a client request reaches the child; an error response refuses it. */
+  /**
+   * Before a client request reaches the child; an error response refuses it. `verdict`, when
+   * given, is filled with what the screening found (the audit trail reads it).
+   */
   screen?(
     request: JsonRpcRequest,
     caller: Caller | undefined,
+    verdict?: Verdict,
   ): Promise<JsonRpcError | undefined> | undefined;
   /** Before a client notification reaches the child; an error refuses it (HTTP 400). */
   screenNotification?(notification: JsonRpcNotification): JsonRpcError | undefined;
@@ -101,6 +112,23 @@ export interface UpstreamOptions {
   onRequestDone?: (method: string, outcome: Outcome, seconds: number) => void;
   /** Runs each message of the child, and each request on its way to it; by default one of its own. */
   guard?: EntryGuard;
+  /** Called once per client request when it ends, with all there is to know of it (audit/). */
+  onRequestEnd?: (ended: EndedRequest) => void;
+}
+
+/** A client request that ended: what the audit trail records of it. */
+export interface EndedRequest {
+  method: string;
+  params: Record<string, unknown> | undefined;
+  caller: Caller | undefined;
+  arrival: Arrival | undefined;
+  verdict: Verdict | undefined;
+  /** The request's size as the client sent it. */
+  bytes: number;
+  /** The answer as the child (or the bridge, for a refusal) wrote it; none when cancelled. */
+  response: JsonRpcResponse | undefined;
+  outcome: Outcome;
+  seconds: number;
 }
 
 /**
@@ -128,6 +156,9 @@ interface Pending {
   deadline: number;
   sent: boolean;
   settle?: (response: JsonRpcResponse) => void;
+  /** With onRequestEnd only: what the screening found, and where the request came from. */
+  verdict: Verdict | undefined;
+  arrival: Arrival | undefined;
 }
 
 interface Attachment {
@@ -313,10 +344,14 @@ export class Upstream {
     if (request.method === 'initialize' && this.#replayInitialize(session, request)) return;
     const pending = this.#register(session, request, bytes, caller);
     attachment.inFlight.set(key, pending.childId);
+    if (this.#options.onRequestEnd) {
+      pending.verdict = {};
+      pending.arrival = (request as Arrived)[ARRIVAL];
+    }
     // A request that could not be screened (the hook threw or rejected) is refused with an
     // error by the guard, never passed on unchecked.
     this.#guarded(pending, () => {
-      const screening = this.#hooks.screen?.(request, caller);
+      const screening = this.#hooks.screen?.(request, caller, pending.verdict);
       if (!screening) return this.#admit(pending, attachment, request);
       return screening.then((refusal) => {
         if (!this.#pending.has(pending.childId)) return; // cancelled or timed out meanwhile
@@ -389,6 +424,8 @@ export class Upstream {
       startedAt,
       deadline: STREAMS.has(request.method) ? Infinity : startedAt + this.#options.requestTimeoutMs,
       sent: false,
+      verdict: undefined,
+      arrival: undefined,
     };
     this.#pending.set(childId, pending);
     if (pending.deadline !== Infinity) this.#armTimeouts(pending.deadline);
@@ -632,6 +669,27 @@ export class Upstream {
     const seconds = (performance.now() - pending.startedAt) / 1000;
     this.#answer(pending, response);
     this.#options.onRequestDone?.(pending.method, outcome, seconds);
+    this.#reportEnd(pending, response, outcome, seconds);
+  }
+
+  #reportEnd(
+    pending: Pending,
+    response: JsonRpcResponse | undefined,
+    outcome: Outcome,
+    seconds: number,
+  ): void {
+    if (!pending.session || !this.#options.onRequestEnd) return;
+    this.#options.onRequestEnd({
+      method: pending.method,
+      params: pending.params,
+      caller: pending.caller,
+      arrival: pending.arrival,
+      verdict: pending.verdict,
+      bytes: pending.bytes,
+      response,
+      outcome,
+      seconds,
+    });
   }
 
   #answer(pending: Pending, response: JsonRpcResponse | undefined): void {
@@ -703,11 +761,9 @@ export class Upstream {
     if (pending.sent) this.notify('notifications/cancelled', { requestId: childId, reason });
     this.#pending.delete(childId);
     pending.account.give(pending.bytes);
-    this.#options.onRequestDone?.(
-      pending.method,
-      'cancelled',
-      (performance.now() - pending.startedAt) / 1000,
-    );
+    const seconds = (performance.now() - pending.startedAt) / 1000;
+    this.#options.onRequestDone?.(pending.method, 'cancelled', seconds);
+    this.#reportEnd(pending, undefined, 'cancelled', seconds);
   }
 
   #badLine(line: BadLine): void {

@@ -198,8 +198,8 @@ describe('runbooks', () => {
     );
     const alerts = monitoring.rules.groups.flatMap((g) => g.rules);
     // One drift alert per severity, one findings alert per alarming level (critical, warning),
-    // then code changed, discovery, saturation, reconcile errors and absence.
-    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 2 + 5);
+    // then code changed, discovery, saturation, audit drops, reconcile errors and absence.
+    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 2 + 6);
     for (const alert of alerts) {
       const anchor = alert.annotations?.runbook_url?.split('#')[1];
       expect(anchor, alert.alert).toBe(alert.alert?.toLowerCase());

@@ -84,7 +84,7 @@ describe('the chart’s alert rules', () => {
     const { code, output } = await promtool.run(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': rules,
     });
-    expect(output).toMatch(/SUCCESS: 11 rules found/);
+    expect(output).toMatch(/SUCCESS: 12 rules found/);
     expect(code).toBe(0);
   });
 
@@ -329,6 +329,27 @@ describe('the chart’s alert rules', () => {
             { namespace: 'team-b', mcpserver: 'notes', pod: 'notes-7c4b-k9', severity: 'warning' },
           ),
           none('MCPBridgeSaturated', 50),
+        ],
+      ),
+    );
+  });
+
+  it('MCPBridgeAuditEventsDropped fires while events are dropped, and resolves', async () => {
+    const { rules } = await renderMonitoring(helm);
+    await expectPasses(
+      testRules(
+        withoutAnnotations(rules),
+        [
+          // Five events dropped a minute from minute 10 to 20, then none.
+          {
+            series: `mcp_bridge_audit_events_dropped_total{${BRIDGE}}`,
+            values: '0x10 5+5x10 55x40',
+          },
+        ],
+        [
+          none('MCPBridgeAuditEventsDropped', 9),
+          firing('MCPBridgeAuditEventsDropped', 15, { ...BRIDGE_LABELS, severity: 'warning' }),
+          none('MCPBridgeAuditEventsDropped', 40),
         ],
       ),
     );

@@ -255,5 +255,9 @@ function callerOf(claims: Record<string, unknown>): Caller {
   const { sub, client_id: clientId } = claims;
   const subject =
     typeof sub === 'string' ? sub : typeof clientId === 'string' ? clientId : undefined;
-  return { scopes: grantedScopes(claims), ...(subject === undefined ? {} : { subject }) };
+  return {
+    scopes: grantedScopes(claims),
+    ...(subject === undefined ? {} : { subject }),
+    ...(typeof clientId === 'string' ? { clientId } : {}),
+  };
 }

@@ -42,6 +42,7 @@ import type { Caller } from '../identity.ts';
 import { lackingScopes } from '../policy/gate.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
 import { parseEventId } from './sse.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 
 export interface EndpointContext {
   bridge: SessionTable;
@@ -61,6 +62,8 @@ export interface EndpointContext {
   accepting: () => boolean;
   /** Handles a request of a 2026-07-28 client; undefined: such requests are refused. */
   era2026?: Era2026Handler;
+  /** Records gated requests and refusals; undefined: no audit events. */
+  audit?: AuditTrail | undefined;
 }
 
 export interface Era2026Handler {
@@ -97,6 +100,7 @@ export function mcpEndpoint(
   const dispatch = (req: IncomingMessage, res: ServerResponse, caller: Caller | undefined) => {
     const verdict = ctx.auth?.check(header(req, 'authorization')) ?? 'ok';
     if (verdict === 'denied') {
+      ctx.audit?.refused(req, { status: 401, reason: 'unauthorized' });
       return replyError(
         res,
         401,
@@ -108,6 +112,7 @@ export function mcpEndpoint(
       );
     }
     if (verdict === 'unavailable') {
+      ctx.audit?.refused(req, { status: 503, reason: 'token_unavailable' });
       return replyError(res, 503, WIRE.SERVER_ERROR, 'The bridge cannot read its token file');
     }
     const handler = methods[req.method ?? ''];
@@ -124,11 +129,12 @@ export function mcpEndpoint(
     res: ServerResponse,
   ): Promise<void> => {
     const outcome = await oauth.authenticate(header(req, 'authorization'));
-    if ('refusal' in outcome) return refuseAccess(ctx, oauth, res, outcome.refusal);
+    if ('refusal' in outcome) return refuseAccess(ctx, oauth, req, res, outcome.refusal);
     await dispatch(req, res, outcome.caller);
   };
   return (req, res) => {
     if (!originAllowed(header(req, 'origin'), ctx.allowedOrigins)) {
+      ctx.audit?.refused(req, { status: 403, reason: 'foreign_origin' });
       return replyError(res, 403, WIRE.SERVER_ERROR, 'Forbidden: this Origin is not allowed');
     }
     if (ctx.oauth) return authenticated(ctx.oauth, req, res);
@@ -140,11 +146,15 @@ export function mcpEndpoint(
 function refuseAccess(
   ctx: EndpointContext,
   oauth: ResourceServer,
+  req: IncomingMessage,
   res: ServerResponse,
   refusal: Refusal,
   id: RequestId | null = null,
+  audited: { message: JsonRpcMessage; caller: Caller | undefined } | undefined = undefined,
 ): void {
-  ctx.oauthRefused?.(refusalReason(refusal));
+  const reason = refusalReason(refusal);
+  ctx.oauthRefused?.(reason);
+  ctx.audit?.refused(req, { status: refusal.status, reason, ...audited });
   const headers: Record<string, string | number> = {
     'www-authenticate': bearerChallenge(oauth.options, refusal),
   };
@@ -187,7 +197,7 @@ async function post(
   try {
     body = await readBody(req, ctx.maxBodyBytes, account);
   } catch (error) {
-    refuseBody(ctx, res, error);
+    refuseBody(ctx, req, res, error);
     return;
   }
   // Given back in the same synchronous step in which a session's message is handed on, so no
@@ -212,13 +222,14 @@ function route(
   caller: Caller | undefined,
 ): Promise<void> | undefined {
   dropUnprovenUnfiltered(ctx, req, message);
-  if (ctx.oauth && lacksToolScope(ctx, ctx.oauth, res, message, caller)) return undefined;
+  ctx.audit?.arrived(req, message);
+  if (ctx.oauth && lacksToolScope(ctx, ctx.oauth, req, res, message, caller)) return undefined;
   if (ctx.era2026?.claims(req, message))
     return ctx.era2026.handle(req, res, message, bytes, caller);
 
   if (isRequest(message) && message.method === 'initialize')
     return initialize(ctx, req, res, message, bytes, caller);
-  const session = findSession(ctx, req, res, caller);
+  const session = findSession(ctx, req, res, caller, message);
   if (!session) return undefined;
   if (isRequest(message)) {
     session.request(message, res, bytes, caller);
@@ -243,6 +254,7 @@ function route(
 function lacksToolScope(
   ctx: EndpointContext,
   oauth: ResourceServer,
+  req: IncomingMessage,
   res: ServerResponse,
   message: JsonRpcMessage,
   caller: Caller | undefined,
@@ -256,18 +268,13 @@ function lacksToolScope(
   const scope = [
     ...new Set([...oauth.options.scopes, ...(ownValue(policy?.toolScopes, name) ?? [])]),
   ];
-  refuseAccess(
-    ctx,
-    oauth,
-    res,
-    {
-      status: 403,
-      error: 'insufficient_scope',
-      description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
-      scope: scope.join(' '),
-    },
-    message.id,
-  );
+  const refusal: Refusal = {
+    status: 403,
+    error: 'insufficient_scope',
+    description: `the tool ${name} needs the scope ${lacking.join(' ')}`,
+    scope: scope.join(' '),
+  };
+  refuseAccess(ctx, oauth, req, res, refusal, message.id, { message, caller });
   return true;
 }
 
@@ -291,8 +298,18 @@ function dropUnprovenUnfiltered(
 }
 
 /** The error answer to a body readBody refused; anything else is thrown on. */
-function refuseBody(ctx: EndpointContext, res: ServerResponse, error: unknown): void {
-  if (error instanceof OverBudget) return replyOverBudget(ctx.bridge, res, error.bound);
+function refuseBody(
+  ctx: EndpointContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: unknown,
+): void {
+  if (error instanceof OverBudget) {
+    const [status, reason] =
+      error.bound === 'session' ? [429, 'session_bytes'] : [503, 'bridge_bytes'];
+    ctx.audit?.refused(req, { status, reason });
+    return replyOverBudget(ctx.bridge, res, error.bound);
+  }
   if (!(error instanceof BodyTooLarge)) throw error;
   res.setHeader('connection', 'close');
   replyError(res, 413, WIRE.INVALID_REQUEST, `Request body larger than ${ctx.maxBodyBytes} bytes`);
@@ -388,6 +405,7 @@ async function initialize(
     if (error instanceof BridgeClosingError) return shuttingDown();
     if (error instanceof SessionLimitError) {
       const limit = ctx.bridge.config.maxSessions;
+      ctx.audit?.refused(req, { status: 503, reason: 'max_sessions', message, caller });
       return replyError(
         res,
         503,
@@ -412,12 +430,14 @@ async function initialize(
 /**
  * The session a request names: 400 without a session id, 404 for an unknown one, and with
  * OAuth for one another subject opened (the id alone proves nothing: it may have leaked).
+ * `message`: the POSTed message, for the audit event of a refusal.
  */
 function findSession(
   ctx: EndpointContext,
   req: IncomingMessage,
   res: ServerResponse,
   caller: Caller | undefined,
+  message?: JsonRpcMessage,
 ) {
   const version = header(req, HEADER.protocolVersion);
   // Without the header the server SHOULD assume 2025-03-26; an unknown one is a 400.
@@ -440,6 +460,12 @@ function findSession(
   }
   const session = ctx.bridge.session(id);
   if (!session || (ctx.oauth && session.owner !== caller?.subject)) {
+    ctx.audit?.refused(req, {
+      status: 404,
+      reason: 'unknown_session',
+      caller,
+      ...(message && { message }),
+    });
     replyError(
       res,
       404,

@@ -16,7 +16,7 @@ import { Session } from './session.ts';
 import { holdChildSubscription, type Capabilities } from './era-2026-listen.ts';
 import type { Launcher, Transport } from '../transport.ts';
 import type { EntryGuard } from '../entry-guard.ts';
-import { Upstream, type UpstreamHooks } from '../upstream.ts';
+import { Upstream, type EndedRequest, type UpstreamHooks } from '../upstream.ts';
 import { LazyUpstream, TranslatingChildren } from './translating-children.ts';
 
 export interface SessionTableConfig {
@@ -42,6 +42,8 @@ export interface SessionTableDeps {
   sessionId?: () => string;
   /** Runs every message of a child (entry-guard.ts). */
   guard?: EntryGuard;
+  /** Every client request when it ends (the audit trail); absent: nothing is gathered. */
+  onRequestEnd?: (ended: EndedRequest) => void;
 }
 
 /**
@@ -408,6 +410,7 @@ export class SessionTable {
       ...(this.#deps.guard === undefined ? {} : { guard: this.#deps.guard }),
       onRequestDone: (method, outcome, seconds) =>
         this.#deps.metrics.requestDone(method, outcome, seconds),
+      ...(this.#deps.onRequestEnd ? { onRequestEnd: this.#deps.onRequestEnd } : {}),
     };
   }
 

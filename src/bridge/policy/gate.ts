@@ -35,7 +35,7 @@ import { UNFILTERED_LIST_META } from '../../mcp/metadata.ts';
 import { ownValue } from '../../mcp/untrusted.ts';
 import { errorResponse, WIRE, type JsonRpcError, type JsonRpcRequest } from '../../mcp/jsonrpc.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
-import type { Caller } from '../identity.ts';
+import type { Caller, Verdict } from '../identity.ts';
 import type { Upstream, UpstreamHooks } from '../upstream.ts';
 import { CatalogGate } from './catalog-gate.ts';
 import { filterList, Listing, type ListingKind } from './listing.ts';
@@ -141,9 +141,9 @@ export class PolicyGate {
   /** Each hook looks at the method first: other methods pass at the cost of one comparison. */
   hooks(): UpstreamHooks {
     return {
-      screen: (request, caller) =>
+      screen: (request, caller, verdict) =>
         request.method === 'tools/call'
-          ? this.#screenCall(request, caller)
+          ? this.#screenCall(request, caller, verdict)
           : this.#catalog.screen(request),
       screenNotification: (notification) =>
         SCREENED.has(notification.method)
@@ -169,6 +169,7 @@ export class PolicyGate {
   async #screenCall(
     request: JsonRpcRequest,
     caller: Caller | undefined,
+    verdict: Verdict | undefined,
   ): Promise<JsonRpcError | undefined> {
     const name = request.params?.name;
     if (typeof name !== 'string') {
@@ -181,13 +182,13 @@ export class PolicyGate {
       );
     }
     await this.#tools.current(name);
-    const denial = decide(
-      this.#policy(),
-      name,
-      this.#tools.digest(name),
-      this.#tools.error,
-      caller,
-    );
+    const policy = this.#policy();
+    const digest = this.#tools.digest(name);
+    if (verdict) {
+      verdict.current = digest;
+      verdict.approved = policy?.approved?.find((tool) => tool.name === name)?.digest;
+    }
+    const denial = decide(policy, name, digest, this.#tools.error, caller);
     if (!denial) return undefined;
     this.#onDenied(denial.reason);
     return errorResponse(
