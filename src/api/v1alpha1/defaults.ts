@@ -16,6 +16,7 @@ export const DEFAULTS = {
     warmPool: 0,
     idleTimeout: '15m',
     requestTimeout: '5m',
+    auditArguments: 'None',
     /** Where the bridge listens in front of a streamable-http server (proxy mode). */
     proxyPort: 8099,
   },

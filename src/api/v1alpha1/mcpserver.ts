@@ -33,6 +33,9 @@ export const API_VERSION = `${API_GROUP}/${VERSION}`;
 export const TRANSPORTS = ['stdio', 'streamable-http'] as const;
 export const SESSION_MODES = ['PerSession', 'Shared'] as const;
 
+/** What of a call's arguments the bridge's audit events carry (docs/audit.md). */
+export const AUDIT_ARGUMENT_MODES = ['None', 'Redacted', 'Full'] as const;
+
 const Auth = Type.Object(
   {
     secretRef: Type.Object(
@@ -143,6 +146,29 @@ const Bridge = Type.Object(
         default: DEFAULTS.bridge.requestTimeout,
         description: 'How long the bridge waits for the server to answer one request.',
       }),
+    ),
+    audit: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(
+            Type.Boolean({
+              description: 'false: the bridge writes no audit events.',
+              default: true,
+            }),
+          ),
+          arguments: Type.Optional(
+            StringEnum(AUDIT_ARGUMENT_MODES, {
+              description:
+                'What of the arguments each event carries: None (their SHA-256 digest only), Redacted (values under secret-looking keys replaced) or Full.',
+              default: DEFAULTS.bridge.auditArguments,
+            }),
+          ),
+        },
+        {
+          description:
+            'Audit events: one JSON line on the bridge container stdout per call and per refused request, each naming the caller and the approved digest (docs/audit.md).',
+        },
+      ),
     ),
   },
   {

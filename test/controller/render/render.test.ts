@@ -139,6 +139,18 @@ describe('render: stdio server', () => {
     expect(flag(command, '--request-timeout')).toBe('5m');
     expect(flag(command, '--auth-token-file')).toBeUndefined();
     expect(flag(command, '--policy-file')).toBeUndefined();
+    expect(flag(command, '--audit')).toBeUndefined();
+    expect(flag(command, '--audit-arguments')).toBe('None');
+  });
+
+  it('names the MCPServer in every audit event and passes spec.bridge.audit', () => {
+    const server = stdio({ bridge: { audit: { enabled: false, arguments: 'Redacted' } } });
+    const command = containerOf(podSpecOf(server), 'bridge').command;
+    expect(flag(command, '--audit-server')).toBe(
+      `${server.metadata.namespace}/${server.metadata.name}`,
+    );
+    expect(flag(command, '--audit')).toBe('off');
+    expect(flag(command, '--audit-arguments')).toBe('Redacted');
   });
 
   it('passes spec.bridge, port and path to the bridge', () => {
