@@ -45,7 +45,13 @@ export class WatchedFile<T> {
   /** Reads the file now, then keeps polling it. */
   async start(): Promise<void> {
     await this.reload();
-    this.#timer = setInterval(() => void this.reload(), this.#options.intervalMs ?? 2_000);
+    // A poll runs on a timer, outside any request: what it throws (a parser, the `onChange` of
+    // its owner) fails that poll alone, as an entry point must (entry-guard.ts).
+    this.#timer = setInterval(() => {
+      this.reload().catch((error: unknown) => {
+        this.#fail(`reloading failed: ${(error as Error).message}`);
+      });
+    }, this.#options.intervalMs ?? 2_000);
     this.#timer.unref();
   }
 
@@ -64,15 +70,19 @@ export class WatchedFile<T> {
     }
     if (text === this.#text) return;
     this.#text = text;
+    let value: T;
     try {
-      this.#value = parse(text);
+      value = parse(text);
+      // What its owner does with the value is part of loading it: a throw there leaves the
+      // previous value in force, as content that does not parse does.
+      this.#options.onChange?.(value);
     } catch (error) {
       this.#fail((error as Error).message);
       return;
     }
+    this.#value = value;
     this.#error = undefined;
     logger.info({ file: path }, `${what} loaded`);
-    this.#options.onChange?.(this.#value);
   }
 
   #fail(reason: string): void {
