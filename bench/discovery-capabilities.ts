@@ -10,13 +10,11 @@
  *   node bench/discovery-capabilities.ts
  */
 
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DISCOVERY_CLIENT_CAPABILITIES, discover } from '../src/discovery/client.ts';
-import { freePort } from '../test/support/ports.ts';
+import { startEverything } from '../test/support/everything.ts';
 
 const require = createRequire(import.meta.url);
 const { version } = require('@modelcontextprotocol/server-everything/package.json') as {
@@ -41,33 +39,6 @@ async function listed(url: string, capabilities: Record<string, unknown>): Promi
     await transport.terminateSession();
     await client.close();
   }
-}
-
-async function startEverything(): Promise<{ url: string; close(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    [require.resolve('@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'],
-    { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const append = (chunk: Buffer) => {
-      log += chunk.toString();
-      if (log.includes('listening on port')) resolve();
-    };
-    child.stdout.on('data', append);
-    child.stderr.on('data', append);
-    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${log}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    async close() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
 }
 
 const SETS: [string, Record<string, unknown>][] = [

@@ -11,18 +11,16 @@
  * Each returns `close()`, which ends open connections and the process it started.
  */
 
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
 import { afterEach } from 'vitest';
-import { freePort } from '../support/ports.ts';
+export { startEverything } from '../support/everything.ts';
 
 export interface Running {
   url: string;
@@ -108,37 +106,6 @@ export async function startModern(
     async close() {
       await handler.close();
       await running.close();
-    },
-  };
-}
-
-const require = createRequire(import.meta.url);
-
-/** The reference server as a child process; resolves once it listens. */
-export async function startEverything(): Promise<Running & { log(): string }> {
-  const entry = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-  const port = await freePort();
-  const child = spawn(process.execPath, [entry, 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const append = (chunk: Buffer) => {
-      log += chunk.toString();
-      if (log.includes('listening on port')) resolve();
-    };
-    child.stdout.on('data', append);
-    child.stderr.on('data', append);
-    child.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${log}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    log: () => log,
-    async close() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
     },
   };
 }
