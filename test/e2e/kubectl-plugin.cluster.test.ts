@@ -122,7 +122,11 @@ describe('kubectl mcp', () => {
       serverInfo: server.status?.discovery?.serverInfo,
     });
     const applied = await kubectl('mcp', 'approve', NAME, '-n', ns.name, '--apply');
-    expect([applied.code, applied.stdout]).toEqual([0, expect.stringMatching(/^Approved the /)]);
+    // It shows what it approves, then says what it wrote (a first approval needs no --yes).
+    expect([applied.code, applied.stdout]).toEqual([
+      0,
+      expect.stringMatching(/\nApproved \d+ entr(y|ies) of [^\n]+\.\n$/),
+    ]);
     await waitForCondition(k, NAME, 'Drifted', 'False', 'ToolsMatch');
     const clean = await kubectl('mcp', 'diff', NAME, '-n', ns.name);
     expect([clean.code, clean.stdout]).toEqual([0, expect.stringContaining('No drift')]);
