@@ -1,8 +1,7 @@
 /**
- * The benign half of the findings corpus: what real MCP server releases list, as recorded. The
- * discovery corpus (test/discovery/corpus) and the releases recorded for this corpus alone
- * (./benign, by ./capture.ts) are read the same way. No finding at or above the default level
- * may come from any of them.
+ * The benign half of the findings corpus: what real MCP server releases list, as the discovery
+ * corpus (test/discovery/corpus) recorded them. No finding at or above the default level may
+ * come from any of them.
  */
 
 import { readFileSync, readdirSync } from 'node:fs';
@@ -13,10 +12,7 @@ export interface BenignCase {
   listing: Listing;
 }
 
-const DIRS = [
-  new URL('../../discovery/corpus/', import.meta.url),
-  new URL('./benign/', import.meta.url),
-];
+const DIRS = [new URL('../../discovery/corpus/', import.meta.url)];
 
 interface Recording {
   initialize: { instructions?: string };
