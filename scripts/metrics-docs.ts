@@ -33,6 +33,8 @@ export const LABEL_BOUNDS: Record<string, string> = {
   server: 'one value per MCPServer (`namespace/name`)',
   severity: '`breaking`, `widening`, `compatible`, `description-only`',
   level: 'the levels of a finding on model-facing text: `critical`, `warning`, `info`',
+  alarm:
+    '`true` or `false`: whether the level raises the alarm on that server (spec.tools.textFindings.alarmLevel)',
   result: 'a handful of fixed results',
   code: "the operator's error codes (`MCPOP_…`, [errors.md](errors.md)) and `UNEXPECTED`",
   verb: 'HTTP verbs, and `WATCH`',

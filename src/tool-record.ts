@@ -71,6 +71,11 @@ export const FINDING_PROBLEM_MAX = 200;
  * critical and warning raise the alarm at the default level, info is shown only.
  */
 export const FINDING_LEVELS = ['critical', 'warning', 'info'] as const;
+/**
+ * The level at and above which a finding raises the alarm unless spec.tools.textFindings says
+ * otherwise: no benign release of the corpus (test/tools/findings-corpus) reaches it.
+ */
+export const DEFAULT_FINDING_ALARM_LEVEL = 'warning' satisfies (typeof FINDING_LEVELS)[number];
 
 /** The codes of findings on model-facing text; docs/judging.md has an example of each. */
 export const TEXT_FINDING_CODES = [

@@ -61,6 +61,7 @@ import { findCondition } from '../api/v1alpha1/conditions.ts';
 import type { Condition } from '../api/core-v1.ts';
 import type { DiscoveryService } from '../discovery/service.ts';
 import { discoveryEvents } from '../discovery/discovery-events.ts';
+import { alarmLevelOf } from '../tools/text-findings.ts';
 import {
   type DiscoveryStatusPart,
   discoveryDiffers,
@@ -374,7 +375,7 @@ export class Reconciler {
     this.#progress.written(key, isProgressing(ready), Date.now());
     log.info({ ready: ready.status, reason: ready.reason }, 'status written');
     // Told once the write went out: a pass on a stale cache recomputes the same change.
-    for (const event of discoveryEvents(server.status, found)) {
+    for (const event of discoveryEvents(server.status, found, alarmLevelOf(server.spec))) {
       void this.#o.recorder.record(server, event.type, event.reason, event.message);
     }
     if (provenance.news !== undefined) {

@@ -16,7 +16,7 @@ import {
 } from '../api/v1alpha1/conditions.ts';
 import type { MCPServerStatus } from '../api/v1alpha1/mcpserver.ts';
 import type { StatusTextFindings } from '../api/v1alpha1/status.ts';
-import { DEFAULT_FINDING_LEVEL, levelAtLeast } from '../tools/text-findings.ts';
+import { DEFAULT_FINDING_LEVEL, type FindingLevel, levelAtLeast } from '../tools/text-findings.ts';
 import type { DiscoveryStatusPart } from './discovery-status.ts';
 
 export const DiscoveryEventReason = {
@@ -40,6 +40,7 @@ const QUIET = new Set<string>([DiscoveredReason.Pending, DiscoveredReason.Disabl
 export function discoveryEvents(
   previous: MCPServerStatus | undefined,
   next: DiscoveryStatusPart,
+  alarmLevel: FindingLevel = DEFAULT_FINDING_LEVEL,
 ): DiscoveryEvent[] {
   const [discovered, drifted] = next.conditions;
   const before = (type: string) => previous?.conditions?.find((c) => c.type === type);
@@ -50,7 +51,11 @@ export function discoveryEvents(
       drifted,
       !isDeepStrictEqual(previous?.drift, next.drift),
     ),
-    ...textFindingEvents(previous?.discovery?.textFindings, next.discovery?.textFindings),
+    ...textFindingEvents(
+      previous?.discovery?.textFindings,
+      next.discovery?.textFindings,
+      alarmLevel,
+    ),
   ];
 }
 
@@ -58,15 +63,17 @@ export function discoveryEvents(
 const EVENT_FINDINGS = 3;
 
 /**
- * A Warning when the findings on model-facing text at or above the default level appear or
- * change (a later run that finds the same ones is not news).
+ * A Warning when the findings on model-facing text at or above the alarm level
+ * (spec.tools.textFindings.alarmLevel) appear or change (a later run that finds the same ones
+ * is not news).
  */
 function textFindingEvents(
   before: StatusTextFindings | undefined,
   now: StatusTextFindings | undefined,
+  alarmLevel: FindingLevel,
 ): DiscoveryEvent[] {
   const loud = (findings: StatusTextFindings | undefined) =>
-    (findings?.items ?? []).filter((f) => levelAtLeast(f.level, DEFAULT_FINDING_LEVEL));
+    (findings?.items ?? []).filter((f) => levelAtLeast(f.level, alarmLevel));
   const found = loud(now);
   if (found.length === 0 || isDeepStrictEqual(loud(before), found)) return [];
   const named = found
@@ -78,7 +85,7 @@ function textFindingEvents(
     {
       type: 'Warning',
       reason: DiscoveryEventReason.TextFindings,
-      message: `The text the model reads has ${found.length} ${found.length === 1 ? 'finding' : 'findings'} at or above ${DEFAULT_FINDING_LEVEL}: ${named}${more}. Review it before approving; mcp-operator diff shows each in full.`,
+      message: `The text the model reads has ${found.length} ${found.length === 1 ? 'finding' : 'findings'} at or above ${alarmLevel}: ${named}${more}. Review it before approving; mcp-operator diff shows each in full.`,
     },
   ];
 }

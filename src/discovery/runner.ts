@@ -10,7 +10,7 @@
  * that the scheduler backs off and counts it.
  */
 
-import { countByLevel } from '../tools/text-findings.ts';
+import { alarmLevelOf, countByLevel } from '../tools/text-findings.ts';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { DiscoveredReason } from '../api/v1alpha1/conditions.ts';
@@ -108,6 +108,7 @@ export class DiscoveryRunner {
         toolCount: snapshot.tools.length,
         drift: drift?.severity,
         textFindings: countByLevel(snapshot.textFindings),
+        textFindingAlarm: alarmLevelOf(server.spec),
       };
     } catch (error) {
       if (!removed(signal)) this.#o.results.failed(key, generation, at, failureOf(error));

@@ -15,7 +15,12 @@
  * Time comes from an injectable clock, randomness from an injectable source (tests drive both).
  */
 
-import { FINDING_LEVELS, type FindingLevel } from '../tools/text-findings.ts';
+import {
+  DEFAULT_FINDING_LEVEL,
+  FINDING_LEVELS,
+  type FindingLevel,
+  levelAtLeast,
+} from '../tools/text-findings.ts';
 import type { DriftSeverity } from '../api/v1alpha1/mcpserver.ts';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { OperatorError, operatorError } from '../errors.ts';
@@ -42,6 +47,8 @@ export interface RunOutcome {
   drift: DriftSeverity | undefined;
   /** Findings on the text the model reads, by level; none when absent. */
   textFindings?: Partial<Record<FindingLevel, number>>;
+  /** The server's spec.tools.textFindings.alarmLevel: levels at or above it alarm. */
+  textFindingAlarm?: FindingLevel;
 }
 
 export interface ServerSettings {
@@ -279,7 +286,7 @@ class SchedulerMetrics {
   readonly #tools: Gauge<'server'>;
   readonly #interval: Gauge<'server'>;
   readonly #drift: Gauge<'server' | 'severity'>;
-  readonly #textFindings: Gauge<'server' | 'level'>;
+  readonly #textFindings: Gauge<'server' | 'level' | 'alarm'>;
   readonly #drifted = new Map<string, DriftSeverity>();
 
   constructor(registry: Registry, scheduler: DiscoveryScheduler) {
@@ -318,8 +325,8 @@ class SchedulerMetrics {
     });
     this.#textFindings = new Gauge({
       name: 'mcp_operator_server_text_findings',
-      help: 'Findings on the text the model reads (descriptions, titles, names, instructions) at the last successful discovery, by level (critical, warning, info); absent at a level without findings.',
-      labelNames: ['server', 'level'],
+      help: 'Findings on the text the model reads (descriptions, titles, names, instructions) at the last successful discovery, by level (critical, warning, info), with alarm="true" for the levels at or above the server\'s spec.tools.textFindings.alarmLevel; absent at a level without findings.',
+      labelNames: ['server', 'level', 'alarm'],
       registers,
     });
     new Gauge({
@@ -356,14 +363,25 @@ class SchedulerMetrics {
     this.#duration.observe({ result: 'success' }, seconds);
     this.#tools.set({ server: key }, outcome.toolCount);
     this.#setDrift(key, outcome.drift);
-    this.#setTextFindings(key, outcome.textFindings ?? {});
+    this.#setTextFindings(
+      key,
+      outcome.textFindings ?? {},
+      outcome.textFindingAlarm ?? DEFAULT_FINDING_LEVEL,
+    );
   }
 
-  #setTextFindings(key: string, counts: Partial<Record<FindingLevel, number>>): void {
+  /** One series per level found, labelled with whether it alarms; the other label's is removed. */
+  #setTextFindings(
+    key: string,
+    counts: Partial<Record<FindingLevel, number>>,
+    alarmLevel: FindingLevel,
+  ): void {
     for (const level of FINDING_LEVELS) {
       const count = counts[level] ?? 0;
-      if (count > 0) this.#textFindings.set({ server: key, level }, count);
-      else this.#textFindings.remove({ server: key, level });
+      const alarm = levelAtLeast(level, alarmLevel);
+      this.#textFindings.remove({ server: key, level, alarm: String(!alarm) });
+      if (count > 0) this.#textFindings.set({ server: key, level, alarm: String(alarm) }, count);
+      else this.#textFindings.remove({ server: key, level, alarm: String(alarm) });
     }
   }
 
@@ -388,6 +406,6 @@ class SchedulerMetrics {
     this.#tools.remove({ server: key });
     this.#interval.remove({ server: key });
     this.#setDrift(key, undefined);
-    this.#setTextFindings(key, {});
+    this.#setTextFindings(key, {}, DEFAULT_FINDING_LEVEL);
   }
 }

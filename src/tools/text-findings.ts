@@ -10,6 +10,7 @@
  * well-formed listing reads like an attack on the model (tool poisoning, shadowing).
  */
 
+import { DEFAULT_FINDING_ALARM_LEVEL } from '../tool-record.ts';
 import { CATALOG, CATALOG_KINDS, type CatalogKind, type ListedItem } from './catalog-items.ts';
 import { compareNames } from './digest.ts';
 import { shown, visible } from './text.ts';
@@ -54,8 +55,18 @@ export interface Listing {
   catalog?: Partial<Record<CatalogKind, readonly ListedItem[]>> | undefined;
 }
 
-/** The default level at and above which a finding raises the alarm (status, Event, alert). */
-export const DEFAULT_FINDING_LEVEL: FindingLevel = 'warning';
+/**
+ * The default level at and above which a finding raises the alarm (Event, alert):
+ * spec.tools.textFindings.alarmLevel when unset.
+ */
+export const DEFAULT_FINDING_LEVEL: FindingLevel = DEFAULT_FINDING_ALARM_LEVEL;
+
+/** The alarm level a server's spec sets, or the default. */
+export function alarmLevelOf(spec: {
+  tools?: { textFindings?: { alarmLevel?: FindingLevel | undefined } | undefined } | undefined;
+}): FindingLevel {
+  return spec.tools?.textFindings?.alarmLevel ?? DEFAULT_FINDING_LEVEL;
+}
 
 /** Whether `level` is at least `floor`. */
 export function levelAtLeast(level: FindingLevel, floor: FindingLevel): boolean {

@@ -284,4 +284,45 @@ describe('DiscoveryScheduler', () => {
     expect(await driftLines()).toEqual([]);
     await scheduler.stop();
   });
+
+  it('labels text findings with whether their level alarms on the server, moving the label when the alarm level does', async () => {
+    const outcomes: RunOutcome[] = [
+      { toolCount: 1, drift: undefined, textFindings: { warning: 2, info: 1 } },
+      {
+        toolCount: 1,
+        drift: undefined,
+        textFindings: { warning: 2, info: 1 },
+        textFindingAlarm: 'critical',
+      },
+      { toolCount: 1, drift: undefined, textFindings: {}, textFindingAlarm: 'info' },
+    ];
+    const registry = new Registry();
+    const clock = new FakeClock();
+    const scheduler = new DiscoveryScheduler({
+      clock,
+      random: () => 0.5,
+      registry,
+      discover: () => Promise.resolve(outcomes.shift()!),
+    });
+    const findingLines = async () =>
+      (await registry.metrics())
+        .split('\n')
+        .filter((l) => l.startsWith('mcp_operator_server_text_findings{'))
+        .sort();
+    scheduler.upsert('ns/a', settings);
+    await clock.advance(0);
+    // The default alarm level is warning.
+    expect(await findingLines()).toEqual([
+      'mcp_operator_server_text_findings{server="ns/a",level="info",alarm="false"} 1',
+      'mcp_operator_server_text_findings{server="ns/a",level="warning",alarm="true"} 2',
+    ]);
+    await clock.advance(settings.intervalMs);
+    expect(await findingLines()).toEqual([
+      'mcp_operator_server_text_findings{server="ns/a",level="info",alarm="false"} 1',
+      'mcp_operator_server_text_findings{server="ns/a",level="warning",alarm="false"} 2',
+    ]);
+    await clock.advance(settings.intervalMs);
+    expect(await findingLines()).toEqual([]);
+    await scheduler.stop();
+  });
 });

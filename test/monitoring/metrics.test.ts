@@ -197,9 +197,10 @@ describe('runbooks', () => {
       ),
     );
     const alerts = monitoring.rules.groups.flatMap((g) => g.rules);
-    // One drift alert per severity, one findings alert per alarming level (critical, warning),
-    // then code changed, discovery, saturation, audit drops, reconcile errors and absence.
-    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 2 + 6);
+    // One drift alert per severity, one findings alert per level (critical, warning, info: a
+    // server's alarm level decides which alarm), then code changed, discovery, saturation,
+    // audit drops, reconcile errors and absence.
+    expect(alerts.length).toBe(DRIFT_SEVERITIES.length + 3 + 6);
     for (const alert of alerts) {
       const anchor = alert.annotations?.runbook_url?.split('#')[1];
       expect(anchor, alert.alert).toBe(alert.alert?.toLowerCase());

@@ -84,7 +84,7 @@ describe('the chart’s alert rules', () => {
     const { code, output } = await promtool.run(['check', 'rules', 'rules.yaml'], {
       'rules.yaml': rules,
     });
-    expect(output).toMatch(/SUCCESS: 12 rules found/);
+    expect(output).toMatch(/SUCCESS: 13 rules found/);
     expect(code).toBe(0);
   });
 
@@ -166,7 +166,7 @@ describe('the chart’s alert rules', () => {
     );
   });
 
-  it('MCPServerTextFindings fires at once on critical and warning findings, graded by level', async () => {
+  it('MCPServerTextFindings fires at once on findings at or above the server alarm level, graded by level', async () => {
     const { rules } = await renderMonitoring(helm);
     await expectPasses(
       testRules(
@@ -174,13 +174,23 @@ describe('the chart’s alert rules', () => {
         [
           // A critical finding from minute 0 to 10, then the server is fixed.
           {
-            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-a/search",level="critical"}`,
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-a/search",level="critical",alarm="true"}`,
             values: '2x10 stale',
           },
-          // Info findings are shown, never alerted on.
+          // Below the server's alarm level (info by default, or warning on a server set to
+          // critical): shown, never alerted on.
           {
-            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-b/notes",level="info"}`,
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-b/notes",level="info",alarm="false"}`,
             values: '3x20',
+          },
+          {
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-b/long",level="warning",alarm="false"}`,
+            values: '1x20',
+          },
+          // A server whose alarm level is info: its info findings alert, at info severity.
+          {
+            series: `mcp_operator_server_text_findings{${OPERATOR},server="team-c/wiki",level="info",alarm="true"}`,
+            values: '_x11 1x10',
           },
         ],
         [
@@ -191,7 +201,13 @@ describe('the chart’s alert rules', () => {
             severity: 'critical',
             level: 'critical',
           }),
-          none('MCPServerTextFindings', 12),
+          firing('MCPServerTextFindings', 12, {
+            namespace: 'team-c',
+            mcpserver: 'wiki',
+            server: 'team-c/wiki',
+            severity: 'info',
+            level: 'info',
+          }),
         ],
       ),
     );

@@ -245,5 +245,19 @@ describe('where findings show', () => {
     expect(discoveryEvents(before, part(info)).filter((e) => e.reason === 'TextFindings')).toEqual(
       [],
     );
+    // spec.tools.textFindings.alarmLevel moves the line: info alarms, critical alone does.
+    expect(
+      discoveryEvents(before, part(info), 'info').filter((e) => e.reason === 'TextFindings'),
+    ).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('at or above info') as unknown }),
+    ]);
+    const warning: StatusTextFindings = {
+      level: 'warning',
+      count: 1,
+      items: [{ ...found.items[0]!, code: 'call-first', level: 'warning' }],
+    };
+    expect(
+      discoveryEvents(before, part(warning), 'critical').filter((e) => e.reason === 'TextFindings'),
+    ).toEqual([]);
   });
 });

@@ -5,6 +5,8 @@
  * from these same values, so that a CEL rule can still refuse them where they do not apply.
  */
 
+import { DEFAULT_FINDING_ALARM_LEVEL } from '../../tool-record.ts';
+
 export const DEFAULTS = {
   port: 8080,
   path: '/mcp',
@@ -22,6 +24,7 @@ export const DEFAULTS = {
   },
   discovery: { enabled: true, interval: '5m', timeout: '30s' },
   driftPolicy: 'Warn',
+  textFindingAlarmLevel: DEFAULT_FINDING_ALARM_LEVEL,
   authKey: 'token',
   approvedKey: 'tools.yaml',
 } as const;

@@ -14,7 +14,12 @@ import {
   PACKAGE_VERSION_PATTERN,
   PACKAGES_MAX,
 } from '../../resolved-package.ts';
-import { DIGEST_PATTERN, FIELD_DIGEST_PATTERN, TOOL_NAME_MAX } from '../../tool-record.ts';
+import {
+  DIGEST_PATTERN,
+  FIELD_DIGEST_PATTERN,
+  FINDING_LEVELS,
+  TOOL_NAME_MAX,
+} from '../../tool-record.ts';
 
 export const DRIFT_POLICIES = ['Warn', 'Enforce'] as const;
 
@@ -398,6 +403,26 @@ const Approved = Type.Object(
   },
 );
 
+/**
+ * spec.tools.textFindings: what findings on model-facing text do, each as a level of
+ * FINDING_LEVELS ("at or above this level"). One object, one enum for every such setting.
+ */
+const TextFindingsSpec = Type.Object(
+  {
+    alarmLevel: Type.Optional(
+      StringEnum(FINDING_LEVELS, {
+        description:
+          'The lowest level of a finding that raises the alarm: the TextFindings Warning Event, and alarm="true" on the gauge mcp_operator_server_text_findings that the MCPServerTextFindings alert fires on. critical, warning or info; findings below it are still recorded in status.discovery.textFindings and shown by `mcp-operator diff` (docs/judging.md).',
+        default: DEFAULTS.textFindingAlarmLevel,
+      }),
+    ),
+  },
+  {
+    description:
+      'What findings on the text the model reads (descriptions, titles, names, instructions) set off (docs/judging.md, "Findings").',
+  },
+);
+
 export const Tools = Type.Object(
   {
     allow: Type.Optional(
@@ -409,6 +434,7 @@ export const Tools = Type.Object(
       }),
     ),
     approved: Type.Optional(Approved),
+    textFindings: Type.Optional(TextFindingsSpec),
     driftPolicy: Type.Optional(
       StringEnum(DRIFT_POLICIES, {
         description:

@@ -1,0 +1,50 @@
+/**
+ * Starts the audit trail a bridge was asked for: where its events go, and what counts the ones
+ * that could not be written (docs/audit.md).
+ */
+
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { BridgeMetrics } from '../metrics.ts';
+import type { ArgumentMode } from './event.ts';
+import { lineSink } from './sink.ts';
+import { AuditTrail } from './trail.ts';
+
+export interface AuditOptions {
+  arguments: ArgumentMode;
+  /** The MCPServer served, named in every event. */
+  server?: { namespace: string; name: string } | undefined;
+  /** A file descriptor or a file; by default stdout. */
+  destination?: number | string;
+  /** What may wait to be written; by default AUDIT_BUFFER_BYTES (sink.ts). */
+  bufferBytes?: number;
+}
+
+export function startAuditTrail(
+  audit: AuditOptions,
+  context: {
+    logger: Logger;
+    metrics: BridgeMetrics;
+    /** Whether clients must present the bridge's bearer token. */
+    tokenAuth: boolean;
+  },
+): AuditTrail {
+  const { logger, metrics } = context;
+  const sink = lineSink({
+    destination: audit.destination ?? 1,
+    ...(audit.bufferBytes === undefined ? {} : { bufferBytes: audit.bufferBytes }),
+    onDrop: () => metrics.auditDropped.inc(),
+    onError: (error) =>
+      logger.error({ err: error }, 'cannot write audit events: they are dropped and counted'),
+  });
+  return new AuditTrail(
+    {
+      ...(audit.server && { server: audit.server }),
+      // In a pod the host name is the pod's name.
+      pod: hostname(),
+      credential: context.tokenAuth ? 'token' : 'none',
+      arguments: audit.arguments,
+    },
+    sink,
+  );
+}
