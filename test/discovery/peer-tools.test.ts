@@ -27,7 +27,7 @@ function stored(name: string, tools: { name: string; digest: string }[] = []): S
     metadata: { name, namespace: 'team', uid: `uid-${name}` },
     spec: { url: `http://${name}/mcp` },
     status: { discovery: { tools } },
-  } as StoredMCPServer;
+  };
 }
 
 async function serve(tools: unknown[]) {
