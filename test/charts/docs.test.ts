@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { generatedDocs, rows } from '../../scripts/chart-docs.ts';
+import { generatedDocs, rows, valuesYaml } from '../../scripts/chart-docs.ts';
 
 const docs = await generatedDocs();
 
@@ -17,5 +17,21 @@ describe('the generated configuration reference', () => {
     expect(rows(described, { a: 'x' })).toEqual([
       { key: 'a', type: 'string', default: 'x', description: 'A.' },
     ]);
+  });
+
+  it("writes values.yaml's comments from the schema: each key's description above it", () => {
+    const schema = {
+      properties: {
+        a: {
+          type: 'object',
+          description: 'Group A.',
+          properties: { b: { type: 'string', description: 'B, a string.' } },
+        },
+        c: { type: 'object', description: 'A map.' },
+      },
+    };
+    expect(valuesYaml(schema, { a: { b: '' }, c: { k: '1' } })).toBe(
+      "# Group A.\na:\n  # B, a string.\n  b: ''\n\n# A map.\nc:\n  k: '1'\n",
+    );
   });
 });

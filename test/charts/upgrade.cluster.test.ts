@@ -1,12 +1,16 @@
 /**
- * The chart's life on a cluster of its own: `helm install` on a fresh cluster creates the CRD,
- * `helm upgrade` with a changed CRD changes it on the API server (which a CRD in crds/ would
- * never get), and `helm uninstall` keeps it and the MCPServers.
+ * The chart's life on a cluster of its own: before it, the CLI (as built and installed) says
+ * that the MCPServer CRD is not installed and how to install it; `helm install` on a fresh
+ * cluster creates the CRD, `helm upgrade` with a changed CRD changes it on the API server
+ * (which a CRD in crds/ would never get), and `helm uninstall` keeps it and the MCPServers;
+ * then the CLI, asked for a server that is not there, names the namespace it searched. The
+ * tests run in order on the one cluster: only a cluster of its own is sure to lack the CRD.
  *
  * A control plane of its own, because a changed CRD makes the API server reinitialize the
  * storage of its objects: for a moment every MCPServer request answers 429, which the test
  * files sharing the global control plane would see.
  */
+import { execFile } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +29,7 @@ import { ensureBinaries } from '../cluster/build.ts';
 import { ControlPlane } from '../cluster/control-plane.ts';
 import { createNamespace, waitFor } from '../cluster/testing.ts';
 import { EXAMPLES_DIR, kubectl, loadExamples } from '../examples/examples.ts';
+import { builtCli } from '../support/build.ts';
 import { CHART_DIR, Helm } from './helm.ts';
 
 const RELEASE = 'mcp-operator';
@@ -32,21 +37,48 @@ let plane: ControlPlane;
 let helm: Helm;
 let kc: KubeConfig;
 let tmp: string;
+let plugin: string;
 
 beforeAll(async () => {
+  ({ plugin } = await builtCli());
   const binaries = await ensureBinaries();
   plane = await ControlPlane.start({ binaries, nodes: 1 });
   kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
   helm = await Helm.create({ binary: binaries.helm, kubeconfig: plane.kubeconfigPath });
   tmp = await mkdtemp(join(tmpdir(), 'mcp-operator-upgrade-'));
-}, 180_000);
+}, 600_000);
 
 afterAll(async () => {
   await helm?.close();
   await plane?.stop();
   if (tmp !== undefined) await rm(tmp, { recursive: true, force: true });
 }, 60_000);
+
+/** `kubectl mcp <args>` as installed (dist/kubectl-mcp.js) against this file's cluster. */
+function kubectlMcp(args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [plugin, ...args],
+      { env: { ...process.env, KUBECONFIG: plane.kubeconfigPath }, timeout: 60_000 },
+      (error, _stdout, stderr) =>
+        resolve({ code: error === null ? 0 : Number(error.code), stderr }),
+    );
+  });
+}
+
+it('before the chart: the CLI says the MCPServer CRD is not installed, and how to install it', async () => {
+  for (const args of [['status', 'everything'], ['outdated'], ['export', '-A']]) {
+    const result = await kubectlMcp(args);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^kubectl mcp ${args[0]}: the MCPServer CRD is not installed in the cluster at https://127\\.0\\.0\\.1:\\d+: install the operator \\(helm install mcp-operator charts/mcp-operator\\), or the CRD alone \\(kubectl apply -f crds/\\)\n$`,
+      ),
+    );
+    expect(result.code).toBe(2);
+  }
+});
 
 /** The chart with one more printer column in its CRD: what a new chart version might bring. */
 async function chartWithNewColumn(): Promise<string> {
@@ -110,4 +142,23 @@ it('helm upgrade applies a changed CRD; uninstall keeps it and every MCPServer',
   const kept = await extensions.readCustomResourceDefinition({ name: CRD_NAME });
   expect(kept.spec.versions[0]!.additionalPrinterColumns!.map((c) => c.name)).toContain('Image');
   expect(await names()).toEqual(before);
+});
+
+it('after it: a server that is not there is named with the namespace searched', async () => {
+  const ns = await createNamespace(kc, 'no-server');
+  const searched: { args: string[]; namespace: string }[] = [
+    ...['status', 'diff', 'approve', 'export'].map((command) => ({
+      args: [command, 'absent', '-n', ns],
+      namespace: ns,
+    })),
+    // Without -n: the kubeconfig context's namespace, else default.
+    { args: ['status', 'absent'], namespace: 'default' },
+  ];
+  for (const { args, namespace } of searched) {
+    const result = await kubectlMcp(args);
+    expect(result.stderr).toBe(
+      `kubectl mcp ${args[0]!}: no MCPServer absent in namespace ${namespace}; \`kubectl get mcps -A\` lists them all (choose the namespace with -n)\n`,
+    );
+    expect(result.code).toBe(2);
+  }
 });
