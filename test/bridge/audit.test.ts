@@ -12,7 +12,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
-import type { AuditEvent } from '../../src/bridge/audit/event.ts';
 import type { AuditOptions } from '../../src/bridge/server.ts';
 import { toolDigest, type Digest } from '../../src/tools/digest.ts';
 import type { BridgePolicy } from '../../src/tools/policy.ts';
