@@ -143,7 +143,11 @@ async function wireParts(options: BridgeOptions): Promise<Parts> {
   const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
   const audit =
     options.audit &&
-    startAuditTrail(options.audit, { logger, metrics, tokenAuth: auth !== undefined });
+    startAuditTrail(options.audit, {
+      logger,
+      metrics,
+      credential: oauth ? 'oauth' : auth ? 'token' : 'none',
+    });
   metrics.observeChanges({
     generation: () => changes.mark.generation,
     waiting: () => changes.waiting,
@@ -162,6 +166,7 @@ async function wireParts(options: BridgeOptions): Promise<Parts> {
     logger,
     parkMs: options.requestTimeoutMs,
     ...(replicas === undefined ? {} : { replicas }),
+    audit,
   });
   const readiness = new Readiness(policy);
   return {

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { BridgeMetrics } from '../metrics.ts';
 import type { ArgumentMode } from './event.ts';
 import { lineSink } from './sink.ts';
-import { AuditTrail } from './trail.ts';
+import { AuditTrail, type AuditConfig } from './trail.ts';
 
 export interface AuditOptions {
   arguments: ArgumentMode;
@@ -25,8 +25,8 @@ export function startAuditTrail(
   context: {
     logger: Logger;
     metrics: BridgeMetrics;
-    /** Whether clients must present the bridge's bearer token. */
-    tokenAuth: boolean;
+    /** What clients must present: an OAuth access token, the bridge's bearer token, nothing. */
+    credential: AuditConfig['credential'];
   },
 ): AuditTrail {
   const { logger, metrics } = context;
@@ -42,7 +42,7 @@ export function startAuditTrail(
       ...(audit.server && { server: audit.server }),
       // In a pod the host name is the pod's name.
       pod: hostname(),
-      credential: context.tokenAuth ? 'token' : 'none',
+      credential: context.credential,
       arguments: audit.arguments,
     },
     sink,

@@ -32,8 +32,11 @@ export interface AuditConfig {
   /** The MCPServer this bridge serves; absent outside Kubernetes. */
   server?: { namespace: string; name: string };
   pod?: string;
-  /** How a caller without an OAuth token got in: a static bearer token, or nothing. */
-  credential: 'token' | 'none';
+  /**
+   * What callers present: an OAuth access token (a caller the token does not prove is named as
+   * an OAuth caller with nothing proven), the static bearer token, or nothing.
+   */
+  credential: 'oauth' | 'token' | 'none';
   arguments: ArgumentMode;
 }
 
@@ -50,12 +53,17 @@ export interface Refusal {
 export class AuditTrail {
   readonly #config: AuditConfig;
   readonly #sink: AuditSink;
-  readonly #anonymous: CallerRecord;
+  readonly #unproven: CallerRecord;
 
   constructor(config: AuditConfig, sink: AuditSink) {
     this.#config = config;
     this.#sink = sink;
-    this.#anonymous = config.credential === 'token' ? { kind: 'token' } : { kind: 'anonymous' };
+    this.#unproven =
+      config.credential === 'oauth'
+        ? { kind: 'oauth', sub: null, clientId: null, scopes: [] }
+        : config.credential === 'token'
+          ? { kind: 'token' }
+          : { kind: 'anonymous' };
   }
 
   /**
@@ -127,9 +135,7 @@ export class AuditTrail {
       pod: this.#config.pod ?? null,
       protocolVersion: arrival?.protocolVersion ?? null,
       session: arrival?.sessionId === undefined ? null : opaque(arrival.sessionId),
-      caller: caller
-        ? oauthCaller(caller.scopes, caller.subject, caller.clientId)
-        : this.#anonymous,
+      caller: caller ? oauthCaller(caller.scopes, caller.subject, caller.clientId) : this.#unproven,
       source: arrival?.source ?? null,
     };
   }
