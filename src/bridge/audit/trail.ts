@@ -134,7 +134,7 @@ export class AuditTrail {
       server: this.#config.server ?? null,
       pod: this.#config.pod ?? null,
       protocolVersion: arrival?.protocolVersion ?? null,
-      session: arrival?.sessionId === undefined ? null : opaque(arrival.sessionId),
+      session: arrival?.sessionId === undefined ? null : opaqueSession(arrival.sessionId),
       caller: caller ? oauthCaller(caller.scopes, caller.subject, caller.clientId) : this.#unproven,
       source: arrival?.source ?? null,
     };
@@ -162,12 +162,15 @@ function arrivalOf(
 }
 
 /** The session id as events name it: enough to tell sessions apart, useless to take one over. */
-function opaque(sessionId: string): string {
+export function opaqueSession(sessionId: string): string {
   return createHash('sha256').update(sessionId).digest('hex').slice(0, 32);
 }
 
 /** What a request uses: the tool or prompt by name, the resource by URI. */
-function targetOf(method: string, params: Record<string, unknown> | undefined): string | undefined {
+export function targetOf(
+  method: string,
+  params: Record<string, unknown> | undefined,
+): string | undefined {
   const field =
     method === 'completion/complete'
       ? (params?.ref as Record<string, unknown> | undefined)
@@ -189,7 +192,7 @@ function denialReason(response: JsonRpcResponse | undefined): string | undefined
   return typeof data?.reason === 'string' ? data.reason : 'refused';
 }
 
-function outcomeOf(
+export function outcomeOf(
   outcome: EndedRequest['outcome'],
   response: JsonRpcResponse | undefined,
 ): OutcomeRecord {

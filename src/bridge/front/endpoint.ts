@@ -42,7 +42,7 @@ import type { Caller } from '../identity.ts';
 import { lackingScopes } from '../policy/gate.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
 import { parseEventId } from './sse.ts';
-import type { AuditTrail } from '../audit/trail.ts';
+import type { RequestObserver } from '../audit/observer.ts';
 
 export interface EndpointContext {
   bridge: SessionTable;
@@ -62,8 +62,8 @@ export interface EndpointContext {
   accepting: () => boolean;
   /** Handles a request of a 2026-07-28 client; undefined: such requests are refused. */
   era2026?: Era2026Handler;
-  /** Records gated requests and refusals; undefined: no audit events. */
-  audit?: AuditTrail | undefined;
+  /** Hears of gated requests and refusals (audit events, spans); undefined: nothing records them. */
+  audit?: RequestObserver | undefined;
 }
 
 export interface Era2026Handler {
