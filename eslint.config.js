@@ -4,7 +4,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 /**
- * The layers of src/ and what each may import, lowest first; see README.md, "Where the code
+ * The layers of src/ and what each may import, lowest first; see CONTRIBUTING.md, "Where the code
  * lives". An import against the direction fails the lint. Shared leaves (errors.ts,
  * duration.ts, flags.ts, command.ts, resolved-package.ts, tool-record.ts) import no layer.
  */
@@ -74,7 +74,7 @@ function layerRule(layer, { may, typesOf = [], pure = false }) {
   const others = Object.keys(LAYERS).filter((other) => other !== layer && !may.includes(other));
   const patterns = others.map((other) => ({
     regex: `(^|/)${other}/`,
-    message: `${allowed(layer, may)}: see README.md, "Where the code lives".`,
+    message: `${allowed(layer, may)}: see CONTRIBUTING.md, "Where the code lives".`,
   }));
   patterns.push(NO_TEST_IMPORT);
   if (may.includes('bridge')) {
@@ -100,7 +100,7 @@ function layerRule(layer, { may, typesOf = [], pure = false }) {
 
 /** Rules that keep the rooms of src/bridge in order (BRIDGE_ROOMS); `rules` adds the layer's. */
 function bridgeRoomRules(rules) {
-  const see = 'see README.md, "Where the code lives"';
+  const see = 'see CONTRIBUTING.md, "Where the code lives"';
   const base = {
     files: ['src/bridge/*.ts'],
     ignores: ['src/bridge/server.ts', 'src/bridge/command.ts', 'src/bridge/install.ts'],

@@ -1,5 +1,5 @@
 /**
- * The layering of src/ (README.md, "Where the code lives") is enforced by ESLint rules in
+ * The layering of src/ (CONTRIBUTING.md, "Where the code lives") is enforced by ESLint rules in
  * eslint.config.js. These cases run those rules on one-line modules placed in each layer: an
  * import down the layers passes, one against the direction fails.
  */
@@ -164,9 +164,9 @@ describe('the layout', () => {
     expect(Object.keys(LAYERS).sort()).toEqual(folders);
   });
 
-  it("has a row for every folder of src/ in the README's table", () => {
-    const readme = readFileSync(join(src, '..', 'README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('### Where the code lives'));
+  it('has a row for every folder of src/ in the table of CONTRIBUTING.md', () => {
+    const guide = readFileSync(join(src, '..', 'CONTRIBUTING.md'), 'utf8');
+    const table = guide.slice(guide.indexOf('## Where the code lives'));
     const rows = [...table.matchAll(/^\| `src\/(\w+)`/gm)].map((match) => match[1]);
     expect(rows.sort()).toEqual(folders);
   });

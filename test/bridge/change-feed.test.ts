@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChangeFeed } from '../../src/bridge/front/change-feed.ts';
+import { ChangeFeed, MAX_PAGES } from '../../src/bridge/front/change-feed.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { ChangeWatch } from '../../src/discovery/change-watch.ts';
 import { CHANGES_PATH, formatSeen, parseSeen } from '../../src/mcp/change-feed.ts';
@@ -202,5 +202,22 @@ describe('ChangeWatch', () => {
     await session.listTools();
     await release(b.tools, [tool('v2')]);
     await waitFor('the change on one replica to be seen', () => changes.length === 2);
+  });
+});
+
+describe('the pages the change feed remembers', () => {
+  it('are at most MAX_PAGES: a page past them is not compared, the first ones still are', () => {
+    const feed = new ChangeFeed();
+    const page = (cursor: string, description: string) =>
+      feed.observeResult('tools/list', { tools: [tool(description)] }, cursor ? { cursor } : {});
+    page('', 'v1');
+    for (let n = 1; n < 3 * MAX_PAGES; n++) page(`cursor-${n}`, 'v1');
+    const before = feed.mark.generation;
+    page(`cursor-${2 * MAX_PAGES}`, 'v2');
+    expect(feed.mark.generation).toBe(before);
+    page(`cursor-${MAX_PAGES - 1}`, 'v2');
+    expect(feed.mark.generation).toBe(before + 1);
+    page('', 'v2');
+    expect(feed.mark.generation).toBe(before + 2);
   });
 });

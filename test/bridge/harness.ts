@@ -195,6 +195,61 @@ export const toolCall = (
   params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
 });
 
+/** The protocol revision of stateless clients: version and capabilities in every request. */
+export const MODERN_VERSION = '2026-07-28';
+
+/** One request of a 2026-07-28 client (`modern`); what is left out takes a plain default. */
+export interface ModernCall {
+  method: string;
+  params?: Record<string, unknown>;
+  id?: number | string;
+  capabilities?: Record<string, unknown>;
+  /** More of `_meta` (undefined leaves a key out, as JSON does). */
+  meta?: Record<string, unknown>;
+  /** More headers (a bearer token); one set to undefined is left out, to test its absence. */
+  headers?: Record<string, string | undefined>;
+}
+
+/** A request as a 2026-07-28 client sends it, headers mirrored from the body. */
+export async function modern(url: string, call: ModernCall): Promise<Response> {
+  const params = call.params ?? {};
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/clientInfo': { name: 'modern-test', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': call.capabilities ?? {},
+    ...call.meta,
+  };
+  const name = params.name ?? params.uri;
+  const headers = withoutUndefined<string>({
+    'mcp-protocol-version': MODERN_VERSION,
+    'mcp-method': call.method,
+    ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
+    ...call.headers,
+  });
+  return post(
+    url,
+    { jsonrpc: '2.0', id: call.id ?? 1, method: call.method, params: { ...params, _meta: meta } },
+    headers,
+  );
+}
+
+function withoutUndefined<T>(record: Record<string, T | undefined>): Record<string, T> {
+  return Object.fromEntries(
+    Object.entries(record).filter((entry): entry is [string, T] => entry[1] !== undefined),
+  );
+}
+
+/** A JSON answer: its HTTP status and its body, a JSON-RPC response. */
+export async function jsonAnswer(response: Response): Promise<{
+  status: number;
+  body: Record<string, unknown> & {
+    result?: Record<string, unknown>;
+    error?: { code: number; message: string; data?: unknown };
+  };
+}> {
+  return { status: response.status, body: (await response.json()) as never };
+}
+
 /** Opens a session with raw HTTP: initialize + initialized. Returns the session id. */
 export async function rawSession(
   url: string,

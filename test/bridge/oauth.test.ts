@@ -9,14 +9,26 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createHmac, createPublicKey } from 'node:crypto';
 import { importJWK, SignJWT, type JWK } from 'jose';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthOptions } from '../../src/bridge/auth/oauth-setup.ts';
-import type { RunningBridge } from '../../src/bridge/server.ts';
+import type { BridgeOptions, RunningBridge } from '../../src/bridge/server.ts';
 import { AuthorizationServer, type TestClient } from '../oauth/authorization-server.ts';
 import { freePort } from '../support/ports.ts';
-import { INITIALIZE, post, SERVERS, startTestBridge, tempDir, toolCall } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
+import {
+  INITIALIZE,
+  jsonAnswer,
+  modern,
+  post,
+  SERVERS,
+  sseEvents,
+  startTestBridge,
+  tempDir,
+  textOf,
+  toolCall,
+} from './harness.ts';
 import { HEADER } from '../../src/mcp/metadata.ts';
 
 const REQUIRED = 'mcp:tools';
@@ -72,7 +84,8 @@ async function startOAuthBridge(
   {
     command = SERVERS.memory,
     toolScopes = TOOL_SCOPES,
-  }: { command?: string[]; toolScopes?: Record<string, string[]> } = {},
+    ...more
+  }: { command?: string[]; toolScopes?: Record<string, string[]> } & Partial<BridgeOptions> = {},
 ): Promise<RunningBridge> {
   const dir = await tempDir('oauth-policy');
   const policyFile = join(dir, 'policy.json');
@@ -90,6 +103,7 @@ async function startOAuthBridge(
       timeoutMs: 1_000,
       ...oauth,
     },
+    ...more,
   });
 }
 
@@ -560,5 +574,83 @@ describe('per-tool scopes for a 2026-07-28 client of a child that speaks 2026-07
     });
     expect(call.status).toBe(403);
     expect(((await call.json()) as { id: unknown }).id).toBe(7);
+  });
+});
+
+describe('a 2026-07-28 call parked for input (handshake-era child)', () => {
+  it('is resumed only by the subject that made it; another token gets the unknown-state answer', async () => {
+    const bridge = await startOAuthBridge({}, { command: SERVERS.misbehaving(), toolScopes: {} });
+    const writer = bearer(await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]));
+    const reader = bearer(await as.token(CLIENTS.reader, resourceOf(ports.jwt), [REQUIRED]));
+    const capabilities = { elicitation: { form: {} } };
+    const elicit = { method: 'tools/call', params: { name: 'elicit', arguments: {} } };
+    const first = await jsonAnswer(
+      await modern(bridge.url, { ...elicit, capabilities, headers: writer }),
+    );
+    const { requestState, inputRequests } = first.body.result as {
+      requestState: string;
+      inputRequests: Record<string, unknown>;
+    };
+    const inputResponses = Object.fromEntries(
+      Object.keys(inputRequests).map((key) => [
+        key,
+        { action: 'accept', content: { name: 'Eve' } },
+      ]),
+    );
+    const retry = (id: number, headers: Record<string, string>) =>
+      modern(bridge.url, {
+        id,
+        method: 'tools/call',
+        params: { ...elicit.params, inputResponses, requestState },
+        capabilities,
+        headers,
+      });
+
+    const stolen = await jsonAnswer(await retry(2, reader));
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.error!.message).toMatch(/requestState is unknown or expired/);
+
+    const own = await jsonAnswer(await retry(3, writer));
+    expect(own.body.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.parse(textOf(own.body.result))).toMatchObject({ content: { name: 'Eve' } });
+  });
+});
+
+describe("the audit trail of a 2026-07-28 client's subscriptions", () => {
+  it('names the OAuth caller on each resources/subscribe a listen causes', async () => {
+    const file = join(await tempDir('oauth-audit'), 'audit.jsonl');
+    const bridge = await startOAuthBridge(
+      {},
+      {
+        command: SERVERS.misbehaving('--resources'),
+        toolScopes: {},
+        audit: { arguments: 'None', destination: file },
+      },
+    );
+    const writer = bearer(await as.token(CLIENTS.writer, resourceOf(ports.jwt), [REQUIRED]));
+    const listen = await modern(bridge.url, {
+      method: 'subscriptions/listen',
+      params: { notifications: { resourceSubscriptions: ['file:///watched'] } },
+      headers: writer,
+    });
+    expect(listen.status).toBe(200);
+    const reader = listen.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!/acknowledged/.test(text)) text += (await reader.read()).value ?? '';
+    expect(sseEvents(text)[0]!.data).toContain('file:///watched');
+
+    let subscribe: Record<string, unknown> | undefined;
+    await waitFor('the audit event of the subscribe', async () => {
+      const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+      subscribe = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((event) => event.method === 'resources/subscribe');
+      return subscribe !== undefined;
+    });
+    await reader.cancel();
+    expect(subscribe).toMatchObject({
+      target: 'file:///watched',
+      caller: { kind: 'oauth', clientId: CLIENTS.writer.id },
+    });
   });
 });

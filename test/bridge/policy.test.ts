@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DISCOVERY_TOKEN_HEADER, UNFILTERED_LIST_META } from '../../src/mcp/metadata.ts';
 import { decide } from '../../src/bridge/policy/gate.ts';
+import { MAX_PAGES } from '../../src/bridge/policy/listing.ts';
 import { parsePolicy, type BridgePolicy } from '../../src/tools/policy.ts';
 import type { RunningBridge } from '../../src/bridge/server.ts';
 import { discover } from '../../src/discovery/client.ts';
@@ -313,6 +314,26 @@ describe('the gate fails closed', () => {
     expect(refused.message).toMatch(
       /Tool "echo" is refused by the bridge policy: the MCP server's tool list could not be read \(-32603 the tool registry is unavailable\)/,
     );
+    await client.close();
+  });
+
+  it('reads at most MAX_PAGES pages of a server whose tool list never ends, and still decides', async () => {
+    const digests = await currentDigests();
+    const file = await policyFile({
+      approved: ['echo', 'stats'].map((name) => ({ name, digest: digests.get(name)! })),
+    });
+    const bridge = await startTestBridge({
+      command: SERVERS.misbehaving('--endless-pages'),
+      policyFile: file,
+    });
+    const client = await connect(bridge.url);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'paged' } }))).toBe(
+      'paged',
+    );
+    const stats = JSON.parse(textOf(await client.callTool({ name: 'stats', arguments: {} }))) as {
+      toolsLists: number;
+    };
+    expect(stats.toolsLists).toBe(MAX_PAGES);
     await client.close();
   });
 

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolDigest } from '../../src/tools/digest.ts';
 import { startHostileServer } from './fixtures/hostile-http-server.ts';
+import { MAX_IDLE_RESUMES } from '../../src/bridge/proxy/http-upstream.ts';
 import {
   callError,
   connect,
@@ -297,6 +298,22 @@ describe('proxy mode in front of a misbehaving HTTP server', () => {
     }
     await client.close();
     await other.close();
+  });
+
+  it('gives up a call whose stream keeps ending without an event after MAX_IDLE_RESUMES resumptions', async () => {
+    await using setup = await fixture();
+    const { bridge, server } = setup;
+    const client = await connect(bridge.url);
+    const error = await callError(client.callTool({ name: 'stall', arguments: {} }));
+    expect(error.message).toMatch(
+      new RegExp(`stream ended ${MAX_IDLE_RESUMES} times in a row without an event`),
+    );
+    const resumptions = server.seen.filter(
+      (seen) => seen.method === 'GET' && seen.headers['last-event-id'] === 'stall-1',
+    );
+    expect(resumptions).toHaveLength(MAX_IDLE_RESUMES);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'on' } }))).toBe('on');
+    await client.close();
   });
 
   it('ends the session when the server forgets it (404), so the client initializes again', async () => {

@@ -7,9 +7,14 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolDigest, type ToolLike } from '../../src/tools/digest.ts';
+import { MAX_INPUT_REQUESTS } from '../../src/bridge/front/era-2026-call.ts';
 import {
   connect,
+  jsonAnswer,
   messagesOf,
+  modern,
+  MODERN_VERSION,
+  type ModernCall,
   post,
   SERVERS,
   sseEvents,
@@ -20,59 +25,12 @@ import {
 import { everythingServer } from './go-server.ts';
 import { waitFor } from '../support/wait.ts';
 
-const VERSION = '2026-07-28';
-
-interface Call {
-  method: string;
-  params?: Record<string, unknown>;
-  id?: number | string;
-  capabilities?: Record<string, unknown>;
-  meta?: Record<string, unknown>;
-  headers?: Record<string, string | undefined>;
-}
-
-/** A request as a 2026-07-28 client sends it, headers mirrored from the body. */
-async function modern(url: string, call: Call): Promise<Response> {
-  const params = call.params ?? {};
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': VERSION,
-    'io.modelcontextprotocol/clientInfo': { name: 'modern-test', version: '1.0.0' },
-    'io.modelcontextprotocol/clientCapabilities': call.capabilities ?? {},
-    ...call.meta,
-  };
-  const name = params.name ?? params.uri;
-  const headers: Record<string, string | undefined> = {
-    'mcp-protocol-version': VERSION,
-    'mcp-method': call.method,
-    ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-    ...call.headers,
-  };
-  const defined = Object.fromEntries(
-    Object.entries(headers).filter(([, v]) => v !== undefined),
-  ) as Record<string, string>;
-  return post(
-    url,
-    { jsonrpc: '2.0', id: call.id ?? 1, method: call.method, params: { ...params, _meta: meta } },
-    defined,
-  );
-}
-
-async function json(response: Response): Promise<{
-  status: number;
-  body: Record<string, unknown> & {
-    result?: Record<string, unknown>;
-    error?: { code: number; message: string; data?: unknown };
-  };
-}> {
-  return { status: response.status, body: (await response.json()) as never };
-}
-
 const fixture = () => startTestBridge({ command: SERVERS.misbehaving() });
 
 /** A bridge under Enforce, every tool approved as listed, in front of a child of 2026-07-28. */
 async function enforcedNativeChild() {
   const native = SERVERS.misbehaving('--native');
-  const listed = await json(
+  const listed = await jsonAnswer(
     await modern((await startTestBridge({ command: native })).url, { method: 'tools/list' }),
   );
   const tools = listed.body.result!.tools as ToolLike[];
@@ -87,7 +45,7 @@ describe('2026-07-28 clients', () => {
     const bridge = await fixture();
     const response = await modern(bridge.url, { method: 'server/discover' });
     expect(response.headers.get('mcp-session-id')).toBeNull();
-    const { status, body } = await json(response);
+    const { status, body } = await jsonAnswer(response);
     expect(status).toBe(200);
     expect(body.result).toEqual({
       resultType: 'complete',
@@ -104,14 +62,14 @@ describe('2026-07-28 clients', () => {
 
   it('translates results: resultType, serverInfo, cache hints; no session is created', async () => {
     const bridge = await fixture();
-    const { body } = await json(await modern(bridge.url, { method: 'tools/list' }));
+    const { body } = await jsonAnswer(await modern(bridge.url, { method: 'tools/list' }));
     expect(body.result).toMatchObject({
       resultType: 'complete',
       ttlMs: 0,
       cacheScope: 'private',
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'misbehaving-server' } },
     });
-    const called = await json(
+    const called = await jsonAnswer(
       await modern(bridge.url, {
         method: 'tools/call',
         params: { name: 'echo', arguments: { text: 'modern' } },
@@ -139,11 +97,11 @@ describe('2026-07-28 clients', () => {
       });
     const [first, second] = await Promise.all([call(), call()]);
     for (const answer of [first, second])
-      expect((await json(answer)).body.result).toMatchObject({
+      expect((await jsonAnswer(answer)).body.result).toMatchObject({
         resultType: 'complete',
         content: [{ type: 'text', text: 'x' }],
       });
-    expect((await json(await call())).body.result).toMatchObject({ resultType: 'complete' });
+    expect((await jsonAnswer(await call())).body.result).toMatchObject({ resultType: 'complete' });
     // Asked once: neither the concurrent request nor a later one waited for a timeout again.
     expect(await bridge.metrics.registry.metrics()).toMatch(
       /mcp_bridge_requests_total\{method="server\/discover",outcome="timeout"\} 1\n/,
@@ -153,7 +111,7 @@ describe('2026-07-28 clients', () => {
   it('refuses headers that do not match the body with 400 and HeaderMismatch (-32020)', async () => {
     const bridge = await fixture();
     const echo = { method: 'tools/call', params: { name: 'echo', arguments: {} } };
-    const cases: Call[] = [
+    const cases: ModernCall[] = [
       { ...echo, headers: { 'mcp-name': undefined } },
       { ...echo, headers: { 'mcp-name': 'other' } },
       { ...echo, headers: { 'mcp-method': 'tools/list' } },
@@ -164,7 +122,7 @@ describe('2026-07-28 clients', () => {
     for (const bad of cases) {
       const response = await modern(bridge.url, bad).catch(() => undefined);
       if (!response) continue; // fetch itself refuses a non-ASCII header value
-      const { status, body } = await json(response);
+      const { status, body } = await jsonAnswer(response);
       expect(status).toBe(400);
       expect(body.error!.code).toBe(-32020);
       expect(body.error!.message).toMatch(/^Header mismatch: /);
@@ -174,7 +132,7 @@ describe('2026-07-28 clients', () => {
       '=?base64?ZWNobw?=',
       `=?base64?${Buffer.from([0xff]).toString('base64')}?=`,
     ]) {
-      const { status, body } = await json(
+      const { status, body } = await jsonAnswer(
         await modern(bridge.url, { ...echo, headers: { 'mcp-name': value } }),
       );
       expect(status).toBe(400);
@@ -184,7 +142,9 @@ describe('2026-07-28 clients', () => {
     }
     // The Base64 sentinel encoding is decoded before comparing.
     const encoded = `=?base64?${Buffer.from('echo').toString('base64')}?=`;
-    const ok = await json(await modern(bridge.url, { ...echo, headers: { 'mcp-name': encoded } }));
+    const ok = await jsonAnswer(
+      await modern(bridge.url, { ...echo, headers: { 'mcp-name': encoded } }),
+    );
     expect(ok.status).toBe(200);
   });
 
@@ -194,16 +154,16 @@ describe('2026-07-28 clients', () => {
       method: 'tools/call',
       params: { name: 'region', arguments: { region: 'us-west1' } },
     };
-    const missing = await json(await modern(bridge.url, region));
+    const missing = await jsonAnswer(await modern(bridge.url, region));
     expect(missing.status).toBe(400);
     expect(missing.body.error!.message).toBe(
       'Header mismatch: the Mcp-Param-Region header is missing',
     );
-    const wrong = await json(
+    const wrong = await jsonAnswer(
       await modern(bridge.url, { ...region, headers: { 'mcp-param-region': 'eu-north1' } }),
     );
     expect(wrong.status).toBe(400);
-    const right = await json(
+    const right = await jsonAnswer(
       await modern(bridge.url, { ...region, headers: { 'mcp-param-region': 'us-west1' } }),
     );
     expect(right.body.result).toMatchObject({ content: [{ text: 'region us-west1' }] });
@@ -211,7 +171,7 @@ describe('2026-07-28 clients', () => {
 
   it('answers an unsupported version with the versions it supports, and removed methods with 404', async () => {
     const bridge = await fixture();
-    const future = await json(
+    const future = await jsonAnswer(
       await modern(bridge.url, {
         method: 'tools/list',
         meta: { 'io.modelcontextprotocol/protocolVersion': '2027-01-01' },
@@ -233,14 +193,14 @@ describe('2026-07-28 clients', () => {
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/list',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } },
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION } },
       },
-      { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
+      { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'tools/list' },
     );
     expect(noCapabilities.status).toBe(400);
 
     for (const method of ['ping', 'initialize', 'made/up']) {
-      const { status, body } = await json(await modern(bridge.url, { method }));
+      const { status, body } = await jsonAnswer(await modern(bridge.url, { method }));
       expect(status).toBe(404);
       expect(body.error!.code).toBe(-32601);
     }
@@ -279,7 +239,7 @@ describe('2026-07-28 clients', () => {
   it('turns an elicitation of the child into an InputRequiredResult and resumes on the retry (MRTR)', async () => {
     const bridge = await fixture();
     const capabilities = { elicitation: { form: {} } };
-    const first = await json(
+    const first = await jsonAnswer(
       await modern(bridge.url, {
         id: 1,
         method: 'tools/call',
@@ -299,7 +259,7 @@ describe('2026-07-28 clients', () => {
     expect(input.method).toBe('elicitation/create');
     expect(input.params.message).toMatch(/^question for call/);
 
-    const retry = await json(
+    const retry = await jsonAnswer(
       await modern(bridge.url, {
         id: 2,
         method: 'tools/call',
@@ -319,7 +279,7 @@ describe('2026-07-28 clients', () => {
       content: { name: 'Ada' },
     });
 
-    const stale = await json(
+    const stale = await jsonAnswer(
       await modern(bridge.url, {
         id: 3,
         method: 'tools/call',
@@ -334,7 +294,7 @@ describe('2026-07-28 clients', () => {
   it('resumes a parked call only with a retry of the same method and name', async () => {
     const bridge = await fixture();
     const capabilities = { elicitation: { form: {} } };
-    const first = await json(
+    const first = await jsonAnswer(
       await modern(bridge.url, {
         id: 1,
         method: 'tools/call',
@@ -358,7 +318,7 @@ describe('2026-07-28 clients', () => {
       { method: 'resources/read', params: { uri: 'elicit' } },
     ];
     for (const [i, call] of elsewhere.entries()) {
-      const answer = await json(
+      const answer = await jsonAnswer(
         await modern(bridge.url, {
           id: 10 + i,
           method: call.method,
@@ -373,7 +333,7 @@ describe('2026-07-28 clients', () => {
       });
     }
     // The state is still the call's: its own retry resumes it.
-    const retry = await json(
+    const retry = await jsonAnswer(
       await modern(bridge.url, {
         id: 2,
         method: 'tools/call',
@@ -384,9 +344,37 @@ describe('2026-07-28 clients', () => {
     expect(retry.body.result).toMatchObject({ resultType: 'complete' });
   });
 
+  it('holds at most MAX_INPUT_REQUESTS questions of one call for the client, and refuses the rest to the child', async () => {
+    const bridge = await fixture();
+    const capabilities = { elicitation: { form: {} } };
+    const call = { method: 'tools/call', params: { name: 'ask-many', arguments: { count: 40 } } };
+    const first = await jsonAnswer(await modern(bridge.url, { ...call, capabilities }));
+    const { requestState, inputRequests } = first.body.result as {
+      requestState: string;
+      inputRequests: Record<string, unknown>;
+    };
+    expect(Object.keys(inputRequests)).toHaveLength(MAX_INPUT_REQUESTS);
+    const inputResponses = Object.fromEntries(
+      Object.keys(inputRequests).map((key) => [key, { action: 'accept', content: {} }]),
+    );
+    const retry = await jsonAnswer(
+      await modern(bridge.url, {
+        id: 2,
+        method: 'tools/call',
+        params: { ...call.params, inputResponses, requestState },
+        capabilities,
+      }),
+    );
+    expect(retry.body.result).toMatchObject({ resultType: 'complete' });
+    expect(JSON.parse(textOf(retry.body.result))).toEqual({
+      answered: MAX_INPUT_REQUESTS,
+      refused: 40 - MAX_INPUT_REQUESTS,
+    });
+  });
+
   it('answers a call that needs a capability the client did not declare with 400 and -32021', async () => {
     const bridge = await fixture();
-    const { status, body } = await json(
+    const { status, body } = await jsonAnswer(
       await modern(bridge.url, {
         method: 'tools/call',
         params: { name: 'elicit', arguments: {} },
@@ -400,7 +388,7 @@ describe('2026-07-28 clients', () => {
       data: { requiredCapabilities: { elicitation: {} } },
     });
     // The child is told, and the next call is served as usual.
-    const echo = await json(
+    const echo = await jsonAnswer(
       await modern(bridge.url, { method: 'tools/call', params: { name: 'echo', arguments: {} } }),
     );
     expect(echo.status).toBe(200);
@@ -411,15 +399,15 @@ describe('2026-07-28 clients', () => {
     const cases = [
       {},
       { 'io.modelcontextprotocol/clientCapabilities': {} },
-      { 'io.modelcontextprotocol/protocolVersion': VERSION },
+      { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION },
     ];
     for (const meta of cases) {
       const response = await post(
         bridge.url,
         { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: meta } },
-        { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
+        { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'tools/list' },
       );
-      const { status, body } = await json(response);
+      const { status, body } = await jsonAnswer(response);
       expect(status).toBe(400);
       expect(body.error!.code).toBe(-32602);
       expect(body.error!.message).toMatch(/^Invalid params: _meta is missing /);
@@ -435,7 +423,7 @@ describe('2026-07-28 clients', () => {
       headers: {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': VERSION,
+        'mcp-protocol-version': MODERN_VERSION,
         'mcp-method': 'tools/call',
         'mcp-name': 'hang',
       },
@@ -447,7 +435,7 @@ describe('2026-07-28 clients', () => {
           name: 'hang',
           arguments: {},
           _meta: {
-            'io.modelcontextprotocol/protocolVersion': VERSION,
+            'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
             'io.modelcontextprotocol/clientCapabilities': {},
           },
         },
@@ -461,7 +449,7 @@ describe('2026-07-28 clients', () => {
     const stats = JSON.parse(
       textOf(
         (
-          await json(
+          await jsonAnswer(
             await modern(bridge.url, {
               method: 'tools/call',
               params: { name: 'stats', arguments: {} },
@@ -540,7 +528,7 @@ describe('2026-07-28 clients', () => {
     };
     await next(/acknowledged/);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const trigger = await json(
+    const trigger = await jsonAnswer(
       await modern(bridge.url, {
         method: 'tools/call',
         params: { name: 'test_trigger_tool_change', arguments: {} },
@@ -572,16 +560,16 @@ describe('2026-07-28 clients', () => {
         method: 'tools/call',
         params: { name: 'echo', arguments: { text: 'hi' } },
       });
-    expect(textOf((await json(await echo())).body.result)).toBe('hi');
+    expect(textOf((await jsonAnswer(await echo())).body.result)).toBe('hi');
 
-    const pulled = await json(
+    const pulled = await jsonAnswer(
       await modern(bridge.url, {
         method: 'tools/call',
         params: { name: 'change-tools', arguments: {} },
       }),
     );
     expect(textOf(pulled.body.result)).toBe('changed');
-    expect((await json(await echo())).body.error).toMatchObject({
+    expect((await jsonAnswer(await echo())).body.error).toMatchObject({
       code: -32602,
       data: { reason: 'drifted', tool: 'echo' },
     });
@@ -591,7 +579,7 @@ describe('2026-07-28 clients', () => {
     const bridge = await enforcedNativeChild();
     const call = async (name: string, args: Record<string, unknown> = {}) =>
       (
-        await json(
+        await jsonAnswer(
           await modern(bridge.url, { method: 'tools/call', params: { name, arguments: args } }),
         )
       ).body;
@@ -616,7 +604,7 @@ describe('2026-07-28 clients', () => {
   it('serves 2026-07-28 and 2025-11-25 clients side by side', async () => {
     const bridge = await startTestBridge({ command: SERVERS.everything });
     const legacy = await connect(bridge.url);
-    const { body } = await json(
+    const { body } = await jsonAnswer(
       await modern(bridge.url, {
         method: 'tools/call',
         params: { name: 'echo', arguments: { message: 'new' } },

@@ -4,7 +4,6 @@
  * losing a change made while it was down; a server that refuses connections for a while is
  * retried with backoff. Also: metadata-only lists and watches carry no data.
  */
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connect, type KubeClient } from '../../src/kube/client.ts';
@@ -13,63 +12,20 @@ import { Reflector } from '../../src/kube/reflector.ts';
 import { CONFIG_MAP, SECRET, collectionPath, type KubeObject } from '../../src/kube/resources.ts';
 import { Store } from '../../src/kube/store.ts';
 import { kubeConfig, useNamespace, waitFor } from '../cluster/testing.ts';
+import { CuttableProxy } from '../support/cuttable-proxy.ts';
 import { testLogger } from '../support/log.ts';
 
 const kc = kubeConfig();
 const ns = useNamespace('reflector', kc);
 const core = kc.makeApiClient(CoreV1Api);
 
-/** A TCP proxy to the API server whose connections the test can break. */
-class Proxy {
-  readonly #sockets = new Set<Socket>();
-  readonly #server: Server;
-  #refusing = false;
-
-  constructor(target: URL) {
-    this.#server = createServer((client) => {
-      if (this.#refusing) return client.destroy();
-      const upstream = tcpConnect(Number(target.port), target.hostname);
-      for (const s of [client, upstream]) {
-        this.#sockets.add(s);
-        s.on('close', () => this.#sockets.delete(s));
-        s.on('error', () => s.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-  }
-
-  listen(): Promise<number> {
-    return new Promise((resolve) =>
-      this.#server.listen(0, '127.0.0.1', () => {
-        const address = this.#server.address();
-        resolve(typeof address === 'object' && address !== null ? address.port : 0);
-      }),
-    );
-  }
-
-  /** Breaks every open connection, as a network fault would. */
-  cut(): void {
-    for (const s of this.#sockets) s.destroy();
-  }
-
-  refuse(refusing: boolean): void {
-    this.#refusing = refusing;
-    if (refusing) this.cut();
-  }
-
-  close(): Promise<void> {
-    this.cut();
-    return new Promise((resolve) => this.#server.close(() => resolve()));
-  }
-}
-
-let proxy: Proxy;
+let proxy: CuttableProxy;
 let client: KubeClient;
 const requests: string[] = [];
 
 beforeAll(async () => {
   const direct = await loadClientConfig({ kubeconfig: inject('kubeconfig'), env: {} });
-  proxy = new Proxy(new URL(direct.server));
+  proxy = new CuttableProxy(new URL(direct.server));
   const port = await proxy.listen();
   // Same credentials and server certificate (it names 127.0.0.1), another port.
   const inner = connect({ ...direct, server: `https://127.0.0.1:${port}` });

@@ -34,7 +34,7 @@ import { PACKAGES_MAX } from '../../resolved-package.ts';
 import { DISCOVERY_TOKEN_HEADER } from '../../mcp/metadata.ts';
 
 /** tools/list pages remembered by cursor; a server with more pages is compared on these. */
-const MAX_PAGES = 100;
+export const MAX_PAGES = 100;
 
 /** Long-polls held at once; the operator holds one per bridge, replicas each their own. */
 const MAX_WAITERS = 8;

@@ -76,6 +76,13 @@ const MAY_ASK_FOR_INPUT = new Set(['tools/call', 'prompts/get', 'resources/read'
 /** How long after a child's request to the client the bridge waits for more to send along. */
 const GATHER_MS = 30;
 
+/**
+ * The most questions of one call the bridge holds for the client (asked by the child, not yet
+ * answered). Each is kept until the client's retry, so a child asking without end would
+ * otherwise grow the bridge's memory; it gets an error for each one past the bound, and decides.
+ */
+export const MAX_INPUT_REQUESTS = 16;
+
 /** Marks a `requestState` the child made, as the client gets it back from the bridge. */
 export const SERVER_STATE = 'server.';
 
@@ -142,6 +149,11 @@ export class Era2026Call implements SessionPort {
   #shown: string[] = [];
   #nextKey = 1;
   #gathering: NodeJS.Timeout | undefined;
+  /**
+   * With OAuth, the subject of the token that made the call: only a retry with that subject's
+   * token may resume it, as only its owner may use a session (endpoint.ts).
+   */
+  #owner: string | undefined;
 
   constructor(
     context: CallContext,
@@ -164,6 +176,7 @@ export class Era2026Call implements SessionPort {
   /** Sends the request to the child. Its _meta keeps only what a handshake-era child knows. */
   start(request: JsonRpcRequest, bytes: number, caller: Caller | undefined): void {
     const { upstream } = this.#context;
+    this.#owner = caller?.subject;
     upstream.attach(this);
     if (this.#native) {
       // The caller still counts: the policy filters the child's answer by its scopes.
@@ -176,6 +189,11 @@ export class Era2026Call implements SessionPort {
     if (Object.keys(meta).length > 0) params._meta = meta;
     else delete params._meta;
     upstream.fromClient(this, { ...request, params }, bytes, caller);
+  }
+
+  /** Whether `caller` made this call: a parked call is answered only by whoever made it. */
+  ownedBy(caller: Caller | undefined): boolean {
+    return caller?.subject === this.#owner;
   }
 
   /** Whether `retry` is a retry of this call, and may resume it. */
@@ -282,6 +300,15 @@ export class Era2026Call implements SessionPort {
       );
       this.#write(missing, true);
       this.#finish();
+      return;
+    }
+    if (this.#asked.size >= MAX_INPUT_REQUESTS) {
+      const refusal = errorResponse(
+        request.id,
+        WIRE.INTERNAL_ERROR,
+        `The bridge holds at most ${MAX_INPUT_REQUESTS} requests to the client of one call`,
+      );
+      this.#context.upstream.fromClient(this, refusal);
       return;
     }
     this.#asked.set(`input-${this.#nextKey++}`, request);

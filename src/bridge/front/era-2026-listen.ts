@@ -26,6 +26,7 @@ import { ownValue } from '../../mcp/untrusted.ts';
 import { SSE_HEADERS } from './sse.ts';
 import type { SessionPort, Upstream } from '../upstream.ts';
 import type { Account } from '../budget.ts';
+import type { Caller } from '../identity.ts';
 
 const KEEP_ALIVE_MS = 15_000;
 const EVERY_LIST_CHANGE = {
@@ -199,6 +200,8 @@ export class Listener implements SessionPort {
   readonly #keepAlive: NodeJS.Timeout;
   /** The `_meta` of the bridge's subscription on a child that speaks 2026-07-28. */
   readonly #nativeMeta: Record<string, unknown> | undefined;
+  /** Who opened the listen: the subscriptions it sends are theirs. */
+  readonly #caller: Caller | undefined;
   #childSubscription: ChildSubscription | undefined;
   #closed = false;
 
@@ -208,9 +211,11 @@ export class Listener implements SessionPort {
     res: ServerResponse,
     capabilities: Capabilities,
     account: Account,
+    caller: Caller | undefined,
     nativeMeta?: Record<string, unknown>,
   ) {
     this.#upstream = upstream;
+    this.#caller = caller;
     this.#nativeMeta = nativeMeta;
     this.#res = res;
     this.#subscriptionId = request.id;
@@ -249,7 +254,8 @@ export class Listener implements SessionPort {
         method: 'resources/subscribe',
         params: { uri },
       };
-      this.#upstream.fromClient(this, subscribe, Buffer.byteLength(JSON.stringify(subscribe)));
+      const bytes = Buffer.byteLength(JSON.stringify(subscribe));
+      this.#upstream.fromClient(this, subscribe, bytes, this.#caller);
     });
   }
 

@@ -217,7 +217,8 @@ export class Era2026Endpoint implements Era2026Handler {
     const init = upstream.initializeResult ?? {};
     if (message.method === 'server/discover' && !native)
       return replyJson(res, 200, { jsonrpc: '2.0', id: message.id, result: discoverResult(init) });
-    if (message.method === 'subscriptions/listen') return this.#listen(child, message, res, bytes);
+    if (message.method === 'subscriptions/listen')
+      return this.#listen(child, message, res, bytes, caller);
     if (message.method === 'tools/call') {
       const mismatch = await this.#paramHeaders(child, req, message);
       if (mismatch)
@@ -316,7 +317,9 @@ export class Era2026Endpoint implements Era2026Handler {
       request = { ...request, params };
     } else if (state !== undefined) {
       const parked = typeof state === 'string' ? this.#parked.get(state) : undefined;
-      if (!parked) {
+      // Another subject's call is answered as if it were not there, and stays parked for its
+      // owner: the state alone proves nothing, it may have leaked.
+      if (!parked || !parked.call.ownedBy(caller)) {
         replyError(
           res,
           400,
@@ -370,13 +373,15 @@ export class Era2026Endpoint implements Era2026Handler {
 
   /**
    * A listen holds a slot of --max-sessions and the bytes of its request (its filter) for as
-   * long as it is open; the `resources/subscribe` requests it causes count as its requests.
+   * long as it is open; the `resources/subscribe` requests it causes count as its requests, and
+   * as the caller's (screened and audited as theirs).
    */
   #listen(
     child: Era2026Upstream,
     request: JsonRpcRequest,
     res: ServerResponse,
     bytes: number,
+    caller: Caller | undefined,
   ): void {
     const uris = resourceSubscriptionsOf(request);
     if (uris.length > MAX_RESOURCE_SUBSCRIPTIONS) {
@@ -408,6 +413,7 @@ export class Era2026Endpoint implements Era2026Handler {
       res,
       child.capabilities as Capabilities,
       account,
+      caller,
       child.native ? BRIDGE_REQUEST_META : undefined,
     );
     this.#listeners.add(listener);

@@ -10,7 +10,7 @@ import { isErrorResponse, WIRE } from '../../mcp/jsonrpc.ts';
 import type { Upstream } from '../upstream.ts';
 
 /** Most pages the bridge reads when it lists a kind itself. */
-const MAX_PAGES = 100;
+export const MAX_PAGES = 100;
 
 export interface ListingKind {
   method: string;

@@ -68,7 +68,7 @@ export interface HttpUpstreamOptions {
 /** An error body is read only for the JSON-RPC error it may carry; no more than this. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 /** Resumptions in a row that bring no event before a request is given up. */
-const MAX_IDLE_RESUMES = 5;
+export const MAX_IDLE_RESUMES = 5;
 /** Wait before resuming when the server set no `retry`, and the longest we honour. */
 const DEFAULT_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
