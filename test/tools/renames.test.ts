@@ -9,6 +9,7 @@ import {
 } from '../../src/tools/drift.ts';
 import { formatDrift } from '../../src/tools/format.ts';
 import {
+  FEATURES_MAX,
   RENAME_CANDIDATES_MAX,
   RENAME_SIMILARITY_MIN,
   compareFeatures,
@@ -40,7 +41,7 @@ const search: Tool = {
   annotations: { readOnlyHint: true },
 };
 
-/** The same tool under a new name, a few words edited and one argument added. */
+/** The same tool under a new name, a word of its description edited and one argument added. */
 const renamedWithEdits: Tool = {
   ...search,
   name: 'find_issues',
@@ -50,7 +51,7 @@ const renamedWithEdits: Tool = {
     ...search.inputSchema,
     properties: {
       ...(search.inputSchema.properties as Record<string, object>),
-      author: { type: 'string', description: 'Only issues by this user.' },
+      author: { type: 'string' },
     },
   },
 };
@@ -152,9 +153,10 @@ describe('similarity', () => {
       description: Array.from({ length: 200_000 }, (_, i) => `w${i}`).join(' '),
       inputSchema: deep,
     };
-    const f = toolFeatures(huge);
-    expect(f.words.size).toBeLessThanOrEqual(512);
-    expect(f.leaves.size).toBeLessThanOrEqual(512);
+    const f = [...toolFeatures(huge)];
+    for (const kind of ['w:', 'p:', 'l:']) {
+      expect(f.filter((x) => x.startsWith(kind)).length).toBeLessThanOrEqual(FEATURES_MAX);
+    }
   });
 });
 
@@ -213,7 +215,7 @@ describe('renames in drift', () => {
     expect(rename!.similarity).toBeLessThan(1);
     expect(rename!.texts.map((t) => t.field)).toEqual(['description']);
     expect(rename!.details).toEqual([
-      'renamed from search_issues (88% similar): calls to search_issues fail, and find_issues is not approved',
+      'renamed from search_issues (89% similar): calls to search_issues fail, and find_issues is not approved',
       'description changed',
       'inputSchema /properties/author: free-text property author added',
     ]);
@@ -283,15 +285,7 @@ describe('renames in drift', () => {
 });
 
 describe('the threshold on real releases', () => {
-  /**
-   * The release whose fresh install resolves zod 4 lost every schema (corpus.test.ts), leaving
-   * only descriptions: there list_directory_with_sizes reads as list_directory with a sentence
-   * more, as close as a rename with edits. Every release with its schemas keeps every pair of
-   * distinct tools below the threshold.
-   */
-  const SCHEMAS_LOST = 'server-filesystem@2025.8.21';
-
-  it('pairs no two distinct tools of any recorded release whose schemas survived', () => {
+  it('pairs no two distinct tools of any recorded release', () => {
     const pairs: { release: string; a: string; b: string; similarity: number }[] = [];
     for (const { id, listing } of benignCases()) {
       const tools = listing.tools.map((t) => ({ name: String(t.name), f: toolFeatures(t) }));
@@ -301,10 +295,8 @@ describe('the threshold on real releases', () => {
         }
       }
     }
-    expect(pairs.length).toBeGreaterThan(100);
+    expect(pairs.length).toBeGreaterThan(1000);
     const paired = pairs.filter((p) => p.similarity >= RENAME_SIMILARITY_MIN);
-    expect(paired.map(({ release, a, b }) => `${release} ${a} ${b}`)).toEqual([
-      `${SCHEMAS_LOST} list_directory list_directory_with_sizes`,
-    ]);
+    expect(paired).toEqual([]);
   });
 });

@@ -284,7 +284,7 @@ const RenamedTool = Type.Object(
     to: ToolNameField('The new name, listed and not approved.'),
     similarity: Type.Integer({
       description:
-        'How alike the two are, in percent (never rounded up to 100): the mean of the Jaccard indexes of the words of their text and of the leaves of their schemas (docs/judging.md, "Renames"). Paired from 80.',
+        'How alike the two are, in percent (never rounded up to 100): the Jaccard index of the words, word pairs and schema leaves of the two (docs/judging.md, "Renames"). Paired from 87.',
       minimum: 0,
       maximum: 100,
     }),
