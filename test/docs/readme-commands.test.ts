@@ -30,14 +30,15 @@ function words(line: string): string[] {
 }
 
 /** The program and arguments of each CLI command line in the README's `sh` blocks. */
-function readmeCommands(): {
-  line: string;
+interface ReadmeCommand {
   program: 'kubectl mcp' | 'mcp-operator';
   args: string[];
-}[] {
+}
+
+function readmeCommands(): ReadmeCommand[] {
   const blocks = [...README.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
   const lines = blocks.flatMap((block) => block.replace(/\\\n\s*/g, '').split('\n'));
-  return lines.flatMap((line) => {
+  return lines.flatMap((line): ReadmeCommand[] => {
     const [first, second, ...rest] = words(line);
     if (first === 'kubectl' && second === 'mcp') return [{ program: 'kubectl mcp', args: rest }];
     if (first === 'mcp-operator' && second !== undefined)
