@@ -118,8 +118,8 @@ export class EgressGuard {
    * range holds it and no exception covers it.
    */
   refusal(address: string): AddressRange | undefined {
-    const embedded = isIP(address) === 6 ? embeddedIpv4(address) : undefined;
-    for (const form of embedded === undefined ? [address] : [address, embedded]) {
+    const embedded = isIP(address) === 6 ? embeddedIpv4s(address) : [];
+    for (const form of [address, ...embedded]) {
       const family = isIP(form) === 6 ? 'ipv6' : 'ipv4';
       // BlockList matches an IPv4-mapped IPv6 address (::ffff:127.0.0.1) against IPv4 ranges.
       if (this.#allowed.some((list) => list.check(form, family))) continue;
@@ -131,17 +131,17 @@ export class EgressGuard {
 }
 
 /**
- * The IPv4 address an IPv6 address carries, in the forms that reach it through a translator
- * or a tunnel a cluster may have: IPv4-compatible `::a.b.c.d` and IPv4-mapped `::ffff:a.b.c.d`
- * (RFC 4291 2.5.5), IPv4-translated `::ffff:0:a.b.c.d` (RFC 2765), the NAT64 well-known prefix
- * `64:ff9b::/96` (RFC 6052) and 6to4 `2002:AABB:CCDD::/48` (RFC 3056). Without this,
- * `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 through a NAT64 gateway past a rule that
- * names only the IPv4 range. Teredo (RFC 4380) hides its address behind a XOR and a relay on
- * the internet; it is not unwrapped.
+ * The IPv4 addresses an IPv6 address carries, in the forms that reach them through a
+ * translator or a tunnel a cluster may have: IPv4-compatible `::a.b.c.d` and IPv4-mapped
+ * `::ffff:a.b.c.d` (RFC 4291 2.5.5), IPv4-translated `::ffff:0:a.b.c.d` (RFC 2765), the NAT64
+ * well-known prefix `64:ff9b::/96` (RFC 6052) and its local-use prefix `64:ff9b:1::/48`
+ * (RFC 8215), 6to4 `2002:AABB:CCDD::/48` (RFC 3056), and Teredo `2001::/32` (RFC 4380), which
+ * names its server and, XORed, its client. Without this, `64:ff9b::a9fe:a9fe` reaches
+ * 169.254.169.254 through a NAT64 gateway past a rule that names only the IPv4 range.
  */
-function embeddedIpv4(address: string): string | undefined {
+function embeddedIpv4s(address: string): string[] {
   const words = ipv6Words(address);
-  if (words === undefined) return undefined;
+  if (words === undefined) return [];
   const zero = (from: number, to: number) => words.slice(from, to).every((word) => word === 0);
   const quad = (high: number, low: number) =>
     [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
@@ -150,9 +150,40 @@ function embeddedIpv4(address: string): string | undefined {
   const mapped = zero(0, 5) && words[5] === 0xffff;
   const translated = zero(0, 4) && words[4] === 0xffff && words[5] === 0;
   const nat64 = words[0] === 0x64 && words[1] === 0xff9b && zero(2, 6);
-  if (compatible || mapped || translated || nat64) return quad(words[6]!, words[7]!);
-  if (words[0] === 0x2002) return quad(words[1]!, words[2]!);
-  return undefined;
+  if (compatible || mapped || translated || nat64) return [quad(words[6]!, words[7]!)];
+  if (words[0] === 0x2002) return [quad(words[1]!, words[2]!)];
+  if (words[0] === 0x2001 && words[1] === 0) {
+    return [quad(words[2]!, words[3]!), quad(words[6]! ^ 0xffff, words[7]! ^ 0xffff)];
+  }
+  if (words[0] === 0x64 && words[1] === 0xff9b && words[2] === 1) return localNat64(words);
+  return [];
+}
+
+/**
+ * Where RFC 6052 (2.2) puts the four octets of the IPv4 address for each prefix length a
+ * network may choose within the local-use prefix, and where the suffix after them starts.
+ */
+const LOCAL_NAT64_FORMATS = [
+  { octets: [6, 7, 9, 10], suffix: 11 }, // /48
+  { octets: [7, 9, 10, 11], suffix: 12 }, // /56
+  { octets: [9, 10, 11, 12], suffix: 13 }, // /64
+  { octets: [12, 13, 14, 15], suffix: 16 }, // /96
+];
+
+/**
+ * The IPv4 addresses an address of `64:ff9b:1::/48` may translate to. The network's prefix
+ * length is not in the address, so every format that fits is judged: bits 64-71 are zero and
+ * the suffix is zero in every format but /96 (RFC 6052 2.2). An all-zero field is what a
+ * format that does not apply reads there, not an address, and is left out.
+ */
+function localNat64(words: number[]): string[] {
+  const bytes = words.flatMap((word) => [word >> 8, word & 0xff]);
+  return LOCAL_NAT64_FORMATS.filter(
+    ({ suffix }) => suffix === 16 || (bytes[8] === 0 && bytes.slice(suffix).every((b) => b === 0)),
+  )
+    .map(({ octets }) => octets.map((at) => bytes[at]!))
+    .filter((octets) => octets.some((octet) => octet !== 0))
+    .map((octets) => octets.join('.'));
 }
 
 /** The eight 16-bit words of an IPv6 address (a trailing dotted quad allowed); undefined if not one. */

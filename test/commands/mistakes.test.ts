@@ -1,7 +1,7 @@
 /**
- * The mistakes people make on their first day, each run through the real entry points
- * (`mcp-operator`, `kubectl-mcp`): each gets one line that says what to do and an exit code,
- * and never a stack trace.
+ * The mistakes people make on their first day, each run through the entry points as built and
+ * installed (`dist/cli.js` is `mcp-operator`, `dist/kubectl-mcp.js` is `kubectl-mcp`): each
+ * gets one line that says what to do and an exit code, and never a stack trace.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -9,11 +9,11 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI } from '../support/cli.ts';
+import { builtCli } from '../support/build.ts';
 import { freePort } from '../support/ports.ts';
 
-const PLUGIN = join(import.meta.dirname, '..', '..', 'src', 'kubectl-mcp.ts');
-
+let CLI: string;
+let PLUGIN: string;
 let dir: string;
 let taken: Server;
 let takenPort: number;
@@ -21,7 +21,9 @@ let takenPort: number;
 let unreachable: string;
 let deadPort: number;
 
+// The first test file to ask builds the CLI (npm run build); the others wait for it.
 beforeAll(async () => {
+  ({ cli: CLI, plugin: PLUGIN } = await builtCli());
   dir = await mkdtemp(join(tmpdir(), 'mistakes-'));
   taken = createServer();
   await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -39,7 +41,7 @@ beforeAll(async () => {
       'current-context: lab',
     ].join('\n'),
   );
-});
+}, 600_000);
 
 afterAll(async () => {
   await new Promise((resolve) => taken.close(resolve));

@@ -85,6 +85,44 @@ describe('the policy', () => {
     expect(allowing.refusal('2002:a05:1::1')).toBeUndefined();
   });
 
+  it('denies a denied IPv4 address behind Teredo and the local-use NAT64 prefix', () => {
+    const g = guard({ ...IN_POD, denied: ['10.0.0.0/8'] });
+    const word = (high: number, low: number) => ((high << 8) | low).toString(16);
+    const forms = (v4: string) => {
+      const [a, b, c, d] = v4.split('.').map(Number) as [number, number, number, number];
+      const x = (octet: number) => ~octet & 0xff;
+      return [
+        // Teredo (RFC 4380): the client's address XORed, the server's as it is.
+        `2001:0:4136:e378:8000:63bf:${word(x(a), x(b))}:${word(x(c), x(d))}`,
+        `2001:0:${word(a, b)}:${word(c, d)}:8000:63bf:3fff:fdd2`,
+        // 64:ff9b:1::/48 (RFC 8215), at each place RFC 6052 2.2 puts the address.
+        `64:ff9b:1:${word(a, b)}:${word(0, c)}:${word(d, 0)}::`, // /48
+        `64:ff9b:1:${word(0x12, a)}:${word(0, b)}:${word(c, d)}::`, // /56
+        `64:ff9b:1:abcd:${word(0, a)}:${word(b, c)}:${word(d, 0)}:0`, // /64
+        `64:ff9b:1::${v4}`, // /96
+        `64:ff9b:1:1:2:3:${word(a, b)}:${word(c, d)}`,
+      ];
+    };
+    for (const [v4, cidr] of [
+      ['169.254.169.254', '169.254.0.0/16'],
+      ['127.0.0.1', '127.0.0.0/8'],
+      ['100.100.100.200', '100.100.100.200/32'],
+      ['10.96.0.1', '10.96.0.1/32'],
+      ['10.1.2.3', '10.0.0.0/8'],
+    ] as const) {
+      for (const address of forms(v4)) expect(g.refusal(address)?.cidr, address).toBe(cidr);
+    }
+    for (const address of forms('8.8.8.8')) expect(g.refusal(address), address).toBeUndefined();
+    // An exception for the IPv4 address covers these forms too.
+    const allowing = (settings: EgressSettings) =>
+      guard({ ...settings, denied: ['10.0.0.0/8'], allowed: ['10.5.0.0/16'] });
+    for (const address of forms('10.5.0.1'))
+      expect(allowing(OUTSIDE).refusal(address), address).toBeUndefined();
+    // The network's prefix length is not in the address, so every reading that fits is judged:
+    // in a pod, the /48 form of 10.5.0.1 read as /64 is 0.1.0.0, this host's range.
+    expect(allowing(IN_POD).refusal(forms('10.5.0.1')[2]!)?.cidr).toBe('0.0.0.0/8');
+  });
+
   it('adds the configured ranges, and an allowed range wins over every denied one', () => {
     const g = guard({
       ...IN_POD,

@@ -1,4 +1,7 @@
-/** The operator's entry point, run by tests and benches as `node <CLI> <command> …`. */
+/**
+ * The operator's entry point from source, run by tests and benches as `node <CLI> <command> …`.
+ * Tests of what users type run the build instead (./build.ts).
+ */
 
 import { fileURLToPath } from 'node:url';
 
