@@ -45,25 +45,29 @@ export const exportCommand = registryCommand('export', USAGE, async (argv) => {
   }
   if (positionals.length > 1) throw new UsageError('give at most one MCPServer name');
   const output = outputOf(values.output) ?? 'json';
-  const { client, namespace } = await kubeTarget(values);
+  const { client, namespace, failure } = await kubeTarget(values);
+  const name = positionals[0];
   try {
-    const servers =
-      positionals[0] === undefined
-        ? (
-            await client.request<{ items: StoredMCPServer[] }>({
+    const servers = await (
+      name === undefined
+        ? client
+            .request<{ items: StoredMCPServer[] }>({
               method: 'GET',
               path: collectionPath(
                 MCP_SERVER,
                 values['all-namespaces'] === true ? undefined : namespace,
               ),
             })
-          ).items
-        : [
-            await client.request<StoredMCPServer>({
+            .then((list) => list.items)
+        : client
+            .request<StoredMCPServer>({
               method: 'GET',
-              path: objectPath(MCP_SERVER, namespace, positionals[0]),
-            }),
-          ];
+              path: objectPath(MCP_SERVER, namespace, name),
+            })
+            .then((server) => [server])
+    ).catch((error: unknown) => {
+      throw failure(error, name === undefined ? undefined : { name, namespace });
+    });
     const exported: ExportedServer[] = [];
     // One server at a time: each is two reads, and a namespace may hold many.
     for (const server of servers) exported.push(await exportOne(client, server));

@@ -158,7 +158,7 @@ export const importCommand = registryCommand('import', USAGE, async (argv) => {
     );
     return 0;
   }
-  const { client, namespace } = await kubeTarget(values);
+  const { client, namespace, failure } = await kubeTarget(values);
   try {
     const plan = planImport(entry, origin, choices(namespace));
     await checkSecret(client, namespace, plan);
@@ -172,6 +172,8 @@ export const importCommand = registryCommand('import', USAGE, async (argv) => {
       `${KIND} ${namespace}/${name}: ${entry.name} ${entry.version}, ${plan.chosen}${moved}.\n${plan.notes.map((n) => `note: ${n}\n`).join('')}`,
     );
     return 0;
+  } catch (error) {
+    throw failure(error);
   } finally {
     client.close();
   }

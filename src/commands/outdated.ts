@@ -63,7 +63,7 @@ export const outdatedCommand = registryCommand('outdated', USAGE, async (argv) =
   if (positionals.length > 0) throw new UsageError('takes no arguments');
   const output = outputOf(values.output);
   const { limits } = registryChoice(values);
-  const { client, namespace } = await kubeTarget(values);
+  const { client, namespace, failure } = await kubeTarget(values);
   let servers: StoredMCPServer[];
   try {
     const list = await client.request<{ kind?: string; items: StoredMCPServer[] }>({
@@ -73,6 +73,8 @@ export const outdatedCommand = registryCommand('outdated', USAGE, async (argv) =
     if (list.kind !== undefined && list.kind !== LIST_KIND)
       throw new Error(`expected an ${LIST_KIND}, got ${list.kind}`);
     servers = list.items;
+  } catch (error) {
+    throw failure(error);
   } finally {
     client.close();
   }

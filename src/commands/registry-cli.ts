@@ -10,7 +10,7 @@ import { connect, type KubeClient } from '../kube/client.ts';
 import { loadClientConfig } from '../kube/config.ts';
 import { DEFAULT_LIMITS, OFFICIAL_REGISTRY, type ReadLimits } from '../registry/client.ts';
 import { visible } from '../tools/text.ts';
-import { COMMON_OPTIONS, OUTPUT_OPTION, PROGRAM, type Output } from './target.ts';
+import { COMMON_OPTIONS, OUTPUT_OPTION, PROGRAM, type Output, clusterFailure } from './target.ts';
 
 export { PROGRAM, printed, type Output } from './target.ts';
 
@@ -27,16 +27,25 @@ export interface KubeValues {
   context?: string | undefined;
 }
 
-/** A client for the current context (or --context, --kubeconfig) and the namespace to use. */
-export async function kubeTarget(
-  values: KubeValues,
-): Promise<{ client: KubeClient; namespace: string }> {
+/**
+ * A client for the current context (or --context, --kubeconfig), the namespace to use, and
+ * `failure`, which puts a failed request in words that say what to do (clusterFailure).
+ */
+export async function kubeTarget(values: KubeValues): Promise<{
+  client: KubeClient;
+  namespace: string;
+  failure: (error: unknown, server?: { name: string; namespace: string }) => unknown;
+}> {
   const config = await loadClientConfig({
     kubeconfig: values.kubeconfig,
     context: values.context,
     env: process.env,
   });
-  return { client: connect(config), namespace: values.namespace ?? config.namespace ?? 'default' };
+  return {
+    client: connect(config),
+    namespace: values.namespace ?? config.namespace ?? 'default',
+    failure: (error, server) => clusterFailure(error, config, server),
+  };
 }
 
 /** The registry root (--registry, else the official one) and the read limits (--timeout). */

@@ -140,7 +140,7 @@ export async function openServer(
     return { client, server };
   } catch (error) {
     client.close();
-    throw readFailure(error, config, name, namespace);
+    throw clusterFailure(error, config, { name, namespace });
   }
 }
 
@@ -154,14 +154,14 @@ const UNREACHABLE = new Set([
 ]);
 
 /**
- * The first request's failure in words that say what to do: no cluster at the address, no CRD,
- * no such server in the namespace searched. Anything else as it came.
+ * A failed request to the cluster in words that say what to do: no cluster at the address, no
+ * CRD, and, when the request named one MCPServer, no such server in the namespace searched.
+ * Anything else as it came.
  */
-function readFailure(
+export function clusterFailure(
   error: unknown,
   config: ClientConfig,
-  name: string,
-  namespace: string,
+  server?: { name: string; namespace: string },
 ): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (error instanceof NoAnswerError || (typeof code === 'string' && UNREACHABLE.has(code))) {
@@ -173,9 +173,11 @@ function readFailure(
   }
   if (!isNotFound(error)) return error;
   // A missing object is a NotFound Status naming it; a missing resource type, a bare 404.
-  return (error as KubeApiError).detail.includes('could not find the requested resource')
-    ? operatorError('MCPOP_CRD_MISSING', config.server)
-    : operatorError('MCPOP_SERVER_NOT_FOUND', name, namespace);
+  if ((error as KubeApiError).detail.includes('could not find the requested resource'))
+    return operatorError('MCPOP_CRD_MISSING', config.server);
+  return server === undefined
+    ? error
+    : operatorError('MCPOP_SERVER_NOT_FOUND', server.name, server.namespace);
 }
 
 /**

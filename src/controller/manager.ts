@@ -102,6 +102,7 @@ export class Manager {
     this.#discovery = new DiscoveryService({
       client,
       server: (key) => servers.store.get(key),
+      peers: (namespace) => servers.store.list(namespace),
       snapshots: snapshotWriter(client, (namespace, name) =>
         references.ConfigMap.store.get(objectKey(namespace, name)),
       ),

@@ -34,6 +34,7 @@ import type { Failure, ResultStore, StoredSnapshot } from './results.ts';
 import type { RunOutcome } from './scheduler.ts';
 import { type Snapshot, compactStatus, takeSnapshot } from '../tools/snapshot.ts';
 import { CONFIGMAP_LIMIT_BYTES, snapshotConfigMap } from './snapshot-configmap.ts';
+import { peerToolNames } from './peer-tools.ts';
 import { timeoutMs } from '../api/v1alpha1/spec.ts';
 import { MESSAGE_MAX, shown } from '../tools/text.ts';
 
@@ -54,6 +55,8 @@ export interface RunnerOptions {
   dispatcher: Dispatcher;
   /** The MCPServer as cached. */
   server: (key: string) => StoredMCPServer | undefined;
+  /** The cached MCPServers of a namespace: whose tools a description may shadow. */
+  peers?: (namespace: string) => readonly StoredMCPServer[];
   snapshots: SnapshotWriter;
   /** Where the MCP endpoint of a server is. */
   endpoint: (server: StoredMCPServer) => string;
@@ -131,6 +134,7 @@ export class DiscoveryRunner {
           signal,
           dispatcher: this.#o.dispatcher,
         }),
+        peerToolNames(server, this.#o.peers?.(server.metadata.namespace) ?? []),
       );
     } catch (error) {
       // The server refused the token (revoked, say): the next run asks the issuer again.

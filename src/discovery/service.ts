@@ -44,6 +44,8 @@ export interface DiscoveryServiceOptions {
   client: KubeClient;
   /** The MCPServer cache. */
   server: (key: string) => StoredMCPServer | undefined;
+  /** The cached MCPServers of a namespace, for shadowing across servers (peer-tools.ts). */
+  peers?: (namespace: string) => readonly StoredMCPServer[];
   /** Writes the snapshot ConfigMaps. */
   snapshots: SnapshotWriter;
   /** The resourceVersion of any ConfigMap, from the metadata-only cache. */
@@ -90,6 +92,7 @@ export class DiscoveryService {
       client: o.client,
       dispatcher: this.#dispatcher,
       server: o.server,
+      ...(o.peers === undefined ? {} : { peers: o.peers }),
       snapshots: o.snapshots,
       endpoint: o.endpoint,
       results: this.#results,

@@ -76,8 +76,15 @@ export interface Snapshot {
   textFindings: TextFinding[];
 }
 
-/** Digest every tool. Throws MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent. */
-export function takeSnapshot(discovery: Discovery): Snapshot {
+/**
+ * Digest every tool and judge the text the model reads. `peerTools` maps the tool names of the
+ * namespace's other MCPServers to their server, for shadowing (discovery/peer-tools.ts). Throws
+ * MCPOP_NOT_CANONICAL for a definition RFC 8785 cannot represent.
+ */
+export function takeSnapshot(
+  discovery: Discovery,
+  peerTools: ReadonlyMap<string, string> = new Map(),
+): Snapshot {
   const tools = discovery.tools
     .map((definition) => ({ name: definition.name, ...toolDigests(definition), definition }))
     .sort((a, b) => compareNames(a.name, b.name));
@@ -99,7 +106,7 @@ export function takeSnapshot(discovery: Discovery): Snapshot {
         catalogItems(kind as CatalogKind, listed),
       ]),
     ),
-    textFindings: judgeListing(discovery),
+    textFindings: judgeListing(discovery, peerTools),
   };
 }
 

@@ -164,6 +164,21 @@ describe('kubeconfig and cluster mistakes', () => {
     );
   });
 
+  it.each(['outdated', 'export', 'export x'])(
+    'an unreachable API server, %s: the server, the context and the file are named',
+    (command) => {
+      const args = command.split(' ');
+      const result = run(PLUGIN, [...args, '--kubeconfig', unreachable]);
+      expect(result.code).toBe(2);
+      expectOneLine(
+        result.stderr,
+        new RegExp(
+          `^kubectl mcp ${args[0]}: cannot reach the Kubernetes API server https://127.0.0.1:${deadPort} \\(context lab of ${unreachable}\\): .*ECONNREFUSED`,
+        ),
+      );
+    },
+  );
+
   it('a failing credential plugin: what we were doing, then its own words', async () => {
     const plugin = join(dir, 'plugin.mjs');
     await writeFile(
