@@ -113,7 +113,7 @@ if (import.meta.main) {
       const file = new URL(`./releases/${release.spec.split('/').at(-1)}.json`, import.meta.url);
       await writeFile(file, `${JSON.stringify(recording, null, 2)}\n`);
       const tools = (recording.lists['tools/list'] ?? []).flatMap((page) =>
-        Array.isArray(page.tools) ? page.tools : [],
+        Array.isArray(page.tools) ? (page.tools as unknown[]) : [],
       ).length;
       console.log(`${release.spec}: ${tools} tools`);
     } catch (error) {
