@@ -1,9 +1,11 @@
 /**
  * The review console at N MCPServers (1,000 by default), in a real browser (Debian's Chromium):
  *
- * - fleet first paint: from the console URL's navigation to the fleet's rows in the document
- *   (the page's `console:fleet-drawn` mark, then one frame), against the floor: the same
- *   browser painting a static HTML table of the same rows from a bare node:http server;
+ * - fleet first paint: from the console URL's navigation to the first frame that shows the
+ *   fleet's rows (the page's `console:fleet-painted` mark: a task queued from the animation
+ *   frame after the rows were drawn), against the floor: the same browser's first contentful
+ *   paint of a static HTML table of the same rows, from a bare node:http server (the table is
+ *   all that page has, so its first paint is its first rows);
  * - a status change on the page: from the status write to its row showing the new drift, N
  *   times, against the floor: the same write seen by a bare watch of the API server;
  * - the console process's RSS (VmRSS after the run and its peak, VmHWM), against an idle Node.
@@ -125,7 +127,7 @@ async function staticTable(n: number) {
     (_, i) =>
       `<tr><td><a href="#">srv-${i}</a></td><td>ns</td><td>Ready</td><td>url</td><td>20</td><td>ToolsMatch</td><td>0</td><td>1m ago</td></tr>`,
   ).join('');
-  const html = `<!doctype html><html lang="en"><title>floor</title><table><tbody>${rows}</tbody></table><script>performance.mark('drawn')</script></html>`;
+  const html = `<!doctype html><html lang="en"><title>floor</title><table><tbody>${rows}</tbody></table></html>`;
   const server = createServer((_req, res) =>
     res.writeHead(200, { 'content-type': 'text/html' }).end(html),
   );
@@ -162,8 +164,17 @@ const inDriftOrder = `(() => {
 })()`;
 /** How long after the last change the rows may take to reach their places. */
 const ORDER_DEADLINE_MS = 15_000;
+/** The Paint Timing entry of a page's first text (https://w3c.github.io/paint-timing/). */
+const FIRST_PAINT = 'first-contentful-paint';
 /** In the page: when a performance mark was set, in ms since the navigation started. */
 const markTime = (name: string) => `performance.getEntriesByName('${name}')[0].startTime`;
+
+/**
+ * The first-paint goal against the same run's static table: the issue asks for under a second
+ * at 1,000 servers; on a quiet machine the static table paints in a small part of that, and
+ * the console's page, modules and fleet request may take this much longer, not more.
+ */
+const PAINT_RATIO_GOAL = 1.5;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (x: number) => `${x.toFixed(0)} ms`;
@@ -208,14 +219,15 @@ async function main() {
     for (let run = 0; run < 3; run++) {
       await page.goto(console_.url);
       await until(page, allRows);
-      paints.push(await page.evaluate<number>(markTime('console:fleet-drawn')));
+      paints.push(await page.evaluate<number>(markTime('console:fleet-painted')));
     }
     const floorServer = await staticTable(servers);
     const floorPage = await context.newPage();
     const floors: number[] = [];
     for (let run = 0; run < 3; run++) {
       await floorPage.goto(floorServer.url);
-      floors.push(await floorPage.evaluate<number>(markTime('drawn')));
+      await until(floorPage, `performance.getEntriesByName('${FIRST_PAINT}').length > 0`);
+      floors.push(await floorPage.evaluate<number>(markTime(FIRST_PAINT)));
     }
     floorServer.close();
 
@@ -305,7 +317,7 @@ async function main() {
     console.log(`console bench: ${servers} MCPServers, ${changes} status changes`);
     console.log(`load average before: ${before}; after: ${load()}`);
     console.log(
-      `fleet first paint: median ${ms(paint)} (runs ${paints.map(ms).join(', ')}); static table floor ${ms(floor)}; ratio ${(paint / floor).toFixed(1)}; goal < 1000 ms: ${paint < 1000 ? 'met' : 'missed'}`,
+      `fleet first paint: median ${ms(paint)} (runs ${paints.map(ms).join(', ')}); static table's first paint ${ms(floor)} (runs ${floors.map(ms).join(', ')}); ratio ${(paint / floor).toFixed(2)}; goal ≤ ${PAINT_RATIO_GOAL}× the static table: ${paint <= PAINT_RATIO_GOAL * floor ? 'met' : 'missed'}; < 1000 ms: ${paint < 1000 ? 'met' : 'missed'}`,
     );
     console.log(
       `status change on the page: median ${ms(change)}, max ${ms(Math.max(...seen))} (${seen.map(ms).join(', ')}); at the browser (stream): median ${ms(median(arrived))}, max ${ms(Math.max(...arrived))}; bare watch floor median ${ms(watchFloor)}, max ${ms(Math.max(...watched))}; goal < 1000 ms: ${Math.max(...seen) < 1000 ? 'met' : 'missed'}`,

@@ -43,7 +43,9 @@ export const LABEL_BOUNDS: Record<string, string> = {
   lane: "the work queue's lanes: `fast`, `normal`",
   method: 'the methods MCP defines; any other is `other`',
   outcome: '`ok`, `error`, `timeout`, `cancelled`, `child_exit`, `refused`',
-  reason: 'the policy reasons (docs/bridge.md); the OAuth refusal reasons (docs/auth.md)',
+  reason:
+    'the policy reasons (docs/bridge.md); the OAuth refusal reasons (docs/auth.md); `queue_full`, `export_failed` (telemetry)',
+  signal: 'the OTLP signals the bridge exports: `traces`, `logs`',
   bound: 'the bridge bounds: `sessions`, `session_bytes`, `bridge_bytes`',
   entry: 'the entry points of the bridge: `http_request`, `child_message`, `watched_file`',
   type: 'Node.js resource types (prom-client)',

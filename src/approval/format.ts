@@ -28,7 +28,7 @@ export function formatPlan(plan: ApprovalPlan): string {
 
 function counts(entries: readonly PlannedEntry[]): string {
   const of = (change: PlannedEntry['change']) => entries.filter((e) => e.change === change).length;
-  const parts = (['added', 'changed', 'removed'] as const)
+  const parts = (['added', 'changed', 'renamed', 'removed'] as const)
     .map((change) => [of(change), change] as const)
     .filter(([n]) => n > 0)
     .map(([n, change]) => `${n} ${change}`);
@@ -38,8 +38,10 @@ function counts(entries: readonly PlannedEntry[]): string {
 function entryLines(entry: PlannedEntry): string[] {
   const fields = entry.fields.length === 0 ? '' : ` (${entry.fields.join(', ')})`;
   const kind = entry.kind === 'tool' ? '' : `${entry.kind} `;
+  const name = entry.from === undefined ? entry.name : `${entry.from} → ${entry.name}`;
+  const similar = entry.similarity === undefined ? '' : `, ${entry.similarity}% similar`;
   return [
-    `${entry.change.toUpperCase().padEnd(8)} ${kind}${entry.name}  ${entry.severity}${fields}`,
+    `${entry.change.toUpperCase().padEnd(8)} ${kind}${name}  ${entry.severity}${similar}${fields}`,
     ...entry.texts.flatMap(({ field, before, after }) => [
       `  !! ${field}${entry.change === 'added' ? '' : ' changed'}: the model reads this text. Review it:`,
       ...(before === undefined || entry.change === 'added' ? [] : quote('-', before)),

@@ -27,7 +27,8 @@ import type { CatalogBaseline } from '../tools/baseline.ts';
 import { CATALOG_KINDS, type CatalogKind, approvedCatalog } from '../tools/catalog-items.ts';
 import { compareNames } from '../tools/digest.ts';
 import type { BaselineTool } from '../tools/baseline.ts';
-import type { Drift, TextChange } from '../tools/drift.ts';
+import { type Drift, type TextChange, apartFromRenames } from '../tools/drift.ts';
+import { percent } from '../tools/renames.ts';
 import type { Snapshot, SnapshotTool } from '../tools/snapshot.ts';
 import { withRecord } from './history.ts';
 import type { ApprovalView } from './read.ts';
@@ -55,6 +56,9 @@ export interface PlannedEntry {
   digest?: string | undefined;
   /** Problems found in the definition approved, as discovery or status report them. */
   findings: string[];
+  /** A renamed entry: the approved name it replaces, and how alike the two are (percent). */
+  from?: string | undefined;
+  similarity?: number | undefined;
 }
 
 export interface ApprovalPlan {
@@ -101,8 +105,8 @@ export function planApproval(view: ApprovalView, options: PlanOptions): Approval
   const { server, snapshot, baseline } = view;
   const { namespace, name, resourceVersion } = server.metadata;
   const current = baseline.kind === 'tools' ? baseline : undefined;
-  const subset = options.tools === undefined ? undefined : new Set(options.tools);
-  if (subset !== undefined) checkSubset(subset, snapshot, current?.tools ?? [], server);
+  const named = options.tools === undefined ? undefined : new Set(options.tools);
+  if (named !== undefined) checkSubset(named, snapshot, current?.tools ?? [], server);
   // Every kind the server lists is compared, approved or not: approving adds it.
   const approvedKinds: CatalogBaseline = {
     ...Object.fromEntries(Object.keys(snapshot.catalog).map((kind) => [kind, []])),
@@ -113,6 +117,9 @@ export function planApproval(view: ApprovalView, options: PlanOptions): Approval
     approvedCatalog: approvedKinds,
     allow: [],
   });
+  // Either name of a rename selects the rename, one change: the new name approved in place of
+  // the old one, which leaves the baseline.
+  const subset = named === undefined ? undefined : withRenames(named, drift);
   const findings = findingsByName(snapshot, options.findings);
   const entries = [
     ...toolEntries(drift, snapshot, findings),
@@ -136,6 +143,14 @@ export function planApproval(view: ApprovalView, options: PlanOptions): Approval
       entries.length > 0 || !isDeepStrictEqual(baselineOf(existing), baselineOf(approved)),
     record,
   };
+}
+
+function withRenames(named: ReadonlySet<string>, drift: Drift): Set<string> {
+  const subset = new Set(named);
+  for (const { from, to } of drift.renamed) {
+    if (named.has(from) || named.has(to)) subset.add(from).add(to);
+  }
+  return subset;
 }
 
 /** What drift and enforcement read of spec.tools.approved: all but the record and provenance. */
@@ -202,6 +217,7 @@ function toolEntries(
     digest: listed.get(name)?.digest,
     findings: findings.get(name) ?? [],
   });
+  const { added, removed } = apartFromRenames(drift);
   return [
     ...drift.changed.map(({ name, severity, fields, details, texts }) => ({
       ...entry(name, 'changed', severity),
@@ -209,11 +225,19 @@ function toolEntries(
       details,
       texts,
     })),
-    ...drift.added.map((name) => ({
+    ...drift.renamed.map(({ from, to, similarity, severity, fields, details, texts }) => ({
+      ...entry(to, 'renamed', severity),
+      fields: [...fields],
+      details,
+      texts,
+      from,
+      similarity: percent(similarity),
+    })),
+    ...added.map((name) => ({
       ...entry(name, 'added', 'compatible'),
       texts: newTexts(listed.get(name)),
     })),
-    ...drift.removed.map((name) => ({ ...entry(name, 'removed', 'breaking'), digest: undefined })),
+    ...removed.map((name) => ({ ...entry(name, 'removed', 'breaking'), digest: undefined })),
   ];
 }
 
@@ -308,12 +332,17 @@ function recordOf(
   entries: readonly PlannedEntry[],
   { approvedBy, at, note }: PlanOptions,
 ): ApprovalRecord {
-  const changes = entries.slice(0, APPROVAL_CHANGES_MAX).map(({ kind, name, change, digest }) => ({
-    kind,
-    name,
-    change,
-    ...(digest === undefined ? {} : { digest }),
-  }));
+  const changes = entries
+    .slice(0, APPROVAL_CHANGES_MAX)
+    .map(({ kind, name, change, digest, from, similarity }) => ({
+      kind,
+      name,
+      change,
+      ...(digest === undefined ? {} : { digest }),
+      // The link kept: which approved tool this one was taken for, and how alike they were.
+      ...(from === undefined ? {} : { from }),
+      ...(similarity === undefined ? {} : { similarity }),
+    }));
   const omitted = entries.length - changes.length;
   return {
     approvedBy,

@@ -178,16 +178,47 @@ function auditFlags(text: (flag: string) => string | undefined): AuditOptions | 
     const problem = `'${mode}' is not one of ${ARGUMENT_MODES.join(', ')}`;
     throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.auditArguments, problem);
   }
+  const server = servedFlag(text);
+  if (enabled === 'off') return undefined;
+  return { arguments: mode as ArgumentMode, server };
+}
+
+/** --audit-server: the MCPServer served, which audit events and the telemetry resource name. */
+function servedFlag(
+  text: (flag: string) => string | undefined,
+): { namespace: string; name: string } | undefined {
   const serverText = text(BRIDGE_FLAGS.auditServer);
   const [namespace, name, ...rest] = serverText?.split('/') ?? [];
   if (serverText !== undefined && (!namespace || !name || rest.length > 0)) {
     const problem = `'${serverText}' is not namespace/name`;
     throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.auditServer, problem);
   }
-  if (enabled === 'off') return undefined;
+  return namespace && name ? { namespace, name } : undefined;
+}
+
+/**
+ * --otlp-endpoint and --trace-sampling, with the standard OpenTelemetry variables as their
+ * defaults (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_SAMPLER_ARG; OTEL_SDK_DISABLED=true turns
+ * it off). No endpoint: no telemetry, and no SDK loaded.
+ */
+function telemetryFlags(
+  text: (flag: string) => string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): BridgeOptions['telemetry'] {
+  const endpoint =
+    text(BRIDGE_FLAGS.otlpEndpoint) ?? (env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined);
+  if (endpoint === undefined || env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true')
+    return undefined;
+  const ratioText = text(BRIDGE_FLAGS.traceSampling) ?? (env.OTEL_TRACES_SAMPLER_ARG || '1');
+  const samplingRatio = Number(ratioText);
+  if (ratioText.trim() === '' || !(samplingRatio >= 0 && samplingRatio <= 1)) {
+    const problem = `'${ratioText}' is not a number from 0 to 1`;
+    throw operatorError('MCPOP_INVALID_FLAG', BRIDGE_FLAGS.traceSampling, problem);
+  }
   return {
-    arguments: mode as ArgumentMode,
-    server: namespace && name ? { namespace, name } : undefined,
+    endpoint: urlFlag(BRIDGE_FLAGS.otlpEndpoint, endpoint),
+    samplingRatio,
+    server: servedFlag(text),
   };
 }
 
@@ -277,6 +308,7 @@ export function parseBridgeArgs(
     command: positionals.length > 0 ? positionals : undefined,
     ...(replicas === undefined ? {} : { replicas }),
     audit: auditFlags(text),
+    telemetry: telemetryFlags(text, env),
     graceMs: durationFlag(GRACE_PERIOD.flag, text(GRACE_PERIOD.flag) ?? GRACE_PERIOD.default),
     logLevel: logLevelFlag(LOG_LEVEL.flag, text(LOG_LEVEL.flag) ?? LOG_LEVEL.default),
   };

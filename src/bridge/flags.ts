@@ -123,6 +123,16 @@ const SETTINGS = {
     type: 'namespace/name',
     meaning: 'The MCPServer served, which every audit event names.',
   },
+  otlpEndpoint: {
+    type: 'url',
+    meaning:
+      'OTLP/HTTP endpoint for spans and audit log records (docs/telemetry.md); default $OTEL_EXPORTER_OTLP_ENDPOINT; unset: none.',
+  },
+  traceSampling: {
+    type: 'ratio',
+    meaning:
+      'Share of new traces recorded, 0 to 1; default $OTEL_TRACES_SAMPLER_ARG, else 1. A caller’s sampled flag decides for its trace.',
+  },
 } as const satisfies Record<keyof typeof BRIDGE_FLAGS, Omit<FlagSpec, 'flag'>>;
 
 /** Flags for running the bridge by hand: the controller does not render them. */

@@ -4,6 +4,7 @@
  * count, kept apart from all of them so that none imports another for it.
  */
 
+import type { Span } from '@opentelemetry/api';
 import { META } from '../mcp/metadata.ts';
 import { STATELESS_VERSION } from '../mcp/versions.ts';
 
@@ -44,6 +45,16 @@ export interface Arrival {
 
 /** A message that may carry its Arrival. */
 export type Arrived = { [ARRIVAL]?: Arrival };
+
+/**
+ * The bridge's trace span of a client request (audit/spans.ts), started when the front reads
+ * the request and ended when the request ends. It rides on the request as ARRIVAL does; only
+ * when tracing is on.
+ */
+export const SPAN = Symbol('span');
+
+/** A message that may carry its span. */
+export type Spanned = { [SPAN]?: Span };
 
 /** How a request to the server ended, as the request metrics label it. */
 export type Outcome = 'ok' | 'error' | 'timeout' | 'cancelled' | 'child_exit' | 'refused';

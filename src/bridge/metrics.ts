@@ -52,6 +52,8 @@ export interface BridgeMetrics {
   entryFailures: Counter<'entry'>;
   /** Audit events lost: the queue to stdout was full, or stdout failed (audit/sink.ts). */
   auditDropped: Counter;
+  /** Spans and audit log records not exported over OTLP, by signal and reason (audit/telemetry.ts). */
+  telemetryDropped: Counter<'signal' | 'reason'>;
   /** Sets the functions the live gauges read when scraped. */
   observe(sources: GaugeSources): void;
   /** Sets what the change feed gauges read (change-feed.ts). */
@@ -157,9 +159,16 @@ export function createMetrics(): BridgeMetrics {
     help: 'Audit events lost because the queue of lines to stdout was full (a log reader that keeps up less than the calls) or stdout failed. Calls go on regardless; the audit trail has gaps.',
     registers: [registry],
   });
+  const telemetryDropped = new Counter({
+    name: 'mcp_bridge_telemetry_dropped_total',
+    help: 'Spans (signal="traces") and audit log records (signal="logs") that did not reach the OTLP endpoint: its queue was full (reason="queue_full": the backend is slower than the calls, or down) or the export failed (reason="export_failed"). Calls go on regardless.',
+    labelNames: ['signal', 'reason'],
+    registers: [registry],
+  });
   return {
     registry,
     auditDropped,
+    telemetryDropped,
     refusals,
     oauthRefusals,
     entryFailures,

@@ -118,6 +118,13 @@ export interface BridgeSettings {
   auditArguments?: string;
   /** `namespace/name` of the MCPServer, which every audit event names. */
   auditServer?: string;
+  /**
+   * OTLP/HTTP base URL (as OTEL_EXPORTER_OTLP_ENDPOINT): spans and audit log records go there
+   * (docs/telemetry.md). Absent: OTEL_EXPORTER_OTLP_ENDPOINT, else no telemetry.
+   */
+  otlpEndpoint?: string;
+  /** The share of new traces recorded, 0 to 1 (a client's sampled flag decides for its own). */
+  traceSampling?: string;
 }
 
 /** The flag each setting is passed with. The bridge's argument parser reads the same table. */
@@ -146,6 +153,8 @@ export const BRIDGE_FLAGS = {
   audit: '--audit',
   auditArguments: '--audit-arguments',
   auditServer: '--audit-server',
+  otlpEndpoint: '--otlp-endpoint',
+  traceSampling: '--trace-sampling',
 } as const satisfies Record<keyof BridgeSettings, string>;
 
 /**

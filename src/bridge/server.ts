@@ -6,6 +6,7 @@
  */
 
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { createAuth, createDiscoveryToken, type Auth, type DiscoveryToken } from './auth/bearer.ts';
 import { SessionTable } from './front/session-table.ts';
@@ -33,6 +34,8 @@ import { WatchedFile } from './watched-file.ts';
 import { metadataRoutes, startResourceServer, type OAuthOptions } from './auth/oauth-setup.ts';
 import type { AuditTrail } from './audit/trail.ts';
 import { startAuditTrail, type AuditOptions } from './audit/setup.ts';
+import { observeAll, type RequestObserver } from './audit/observer.ts';
+import type { Telemetry, TelemetryOptions } from './audit/telemetry.ts';
 
 export type { AuditOptions } from './audit/setup.ts';
 
@@ -70,6 +73,8 @@ export interface BridgeOptions {
   replicas?: { self: string; peers: string[] };
   /** Audit events (docs/audit.md); absent: none. */
   audit?: AuditOptions | undefined;
+  /** Spans and audit log records over OTLP (docs/telemetry.md); absent: no SDK is loaded. */
+  telemetry?: Pick<TelemetryOptions, 'endpoint' | 'samplingRatio' | 'server'> | undefined;
 }
 
 export interface RunningBridge {
@@ -98,6 +103,9 @@ interface Parts {
   oauth: ResourceServerHandle | undefined;
   replicas: ReplicaRouter | undefined;
   audit: AuditTrail | undefined;
+  telemetry: Telemetry | undefined;
+  /** The audit trail and the spans, as the front and the upstream call them. */
+  observer: RequestObserver | undefined;
   bridge: SessionTable;
   era2026: Era2026Endpoint;
   readiness: Readiness;
@@ -141,9 +149,16 @@ async function wireParts(options: BridgeOptions): Promise<Parts> {
   const discoveryToken = await createDiscoveryToken({ file: options.discoveryTokenFile, logger });
   const oauth = options.oauth && (await startResourceServer(options.oauth, logger));
   const replicas = options.replicas && new ReplicaRouter({ ...options.replicas, logger });
+  const telemetry = options.telemetry && (await startTelemetry(options.telemetry, logger, metrics));
   const audit =
     options.audit &&
-    startAuditTrail(options.audit, { logger, metrics, tokenAuth: auth !== undefined });
+    startAuditTrail(options.audit, {
+      logger,
+      metrics,
+      credential: oauth ? 'oauth' : auth ? 'token' : 'none',
+      alsoTo: telemetry?.auditSink,
+    });
+  const observer = observeAll(telemetry?.spans, audit);
   metrics.observeChanges({
     generation: () => changes.mark.generation,
     waiting: () => changes.waiting,
@@ -155,17 +170,19 @@ async function wireParts(options: BridgeOptions): Promise<Parts> {
     guard,
     policy,
     replicas,
-    audit,
+    observer,
   });
   const era2026 = new Era2026Endpoint({
     bridge,
     logger,
     parkMs: options.requestTimeoutMs,
     ...(replicas === undefined ? {} : { replicas }),
+    audit,
   });
   const readiness = new Readiness(policy);
   return {
     ...{ metrics, changes, guard, policy, auth, discoveryToken, oauth, replicas, audit },
+    ...{ telemetry, observer },
     ...{ bridge, era2026, readiness },
   };
 }
@@ -219,9 +236,9 @@ async function loadPolicy(options: BridgeOptions): Promise<WatchedFile<BridgePol
 function sessionTable(
   options: BridgeOptions,
   { launcher, pool }: Children,
-  parts: Pick<Parts, 'metrics' | 'changes' | 'guard' | 'policy' | 'replicas' | 'audit'>,
+  parts: Pick<Parts, 'metrics' | 'changes' | 'guard' | 'policy' | 'replicas' | 'observer'>,
 ): SessionTable {
-  const { metrics, changes, policy, replicas, audit } = parts;
+  const { metrics, changes, policy, replicas, observer } = parts;
   return new SessionTable(
     {
       mode: options.sessionMode,
@@ -243,7 +260,7 @@ function sessionTable(
       pooled: () => pool?.size ?? 0,
       guard: parts.guard,
       ...(replicas === undefined ? {} : { sessionId: () => replicas.newId() }),
-      ...(audit === undefined ? {} : { onRequestEnd: audit.requestEnded }),
+      ...(observer === undefined ? {} : { onRequestEnd: observer.requestEnded }),
       hooks: (upstream) =>
         changes.observing(
           policy
@@ -273,7 +290,7 @@ function routesOf(options: BridgeOptions, parts: Parts): Routes {
     logger: options.logger,
     accepting: () => readiness.accepting,
     era2026: parts.era2026,
-    audit: parts.audit,
+    audit: parts.observer,
   });
   return {
     // A request for another replica's session goes there before anything else reads it.
@@ -325,4 +342,24 @@ async function shutdown(
   parts.oauth?.stop();
   await probed;
   await parts.audit?.close();
+  await parts.telemetry?.shutdown();
+}
+
+/**
+ * The OpenTelemetry SDK, loaded only now: a bridge without an OTLP endpoint never loads it
+ * (ADR 0013 keeps the hot path lean; docs/telemetry.md).
+ */
+async function startTelemetry(
+  options: NonNullable<BridgeOptions['telemetry']>,
+  logger: Logger,
+  metrics: BridgeMetrics,
+): Promise<Telemetry> {
+  const { startTelemetry: start } = await import('./audit/telemetry.ts');
+  return start({
+    ...options,
+    // In a pod the host name is the pod's name.
+    pod: hostname(),
+    logger,
+    onDropped: (signal, reason, count) => metrics.telemetryDropped.inc({ signal, reason }, count),
+  });
 }

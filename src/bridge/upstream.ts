@@ -36,12 +36,15 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../mcp/jsonrpc.ts';
+import type { Span } from '@opentelemetry/api';
 import {
   ARRIVAL,
+  SPAN,
   type Arrival,
   type Arrived,
   type Caller,
   type Outcome,
+  type Spanned,
   type Verdict,
 } from './identity.ts';
 import type { Transport } from './transport.ts';
@@ -123,6 +126,8 @@ export interface EndedRequest {
   caller: Caller | undefined;
   arrival: Arrival | undefined;
   verdict: Verdict | undefined;
+  /** The bridge's span of the request, when tracing is on. */
+  span: Span | undefined;
   /** The request's size as the client sent it. */
   bytes: number;
   /** The answer as the child (or the bridge, for a refusal) wrote it; none when cancelled. */
@@ -159,6 +164,7 @@ interface Pending {
   /** With onRequestEnd only: what the screening found, and where the request came from. */
   verdict: Verdict | undefined;
   arrival: Arrival | undefined;
+  span: Span | undefined;
 }
 
 interface Attachment {
@@ -347,6 +353,7 @@ export class Upstream {
     if (this.#options.onRequestEnd) {
       pending.verdict = {};
       pending.arrival = (request as Arrived)[ARRIVAL];
+      pending.span = (request as Spanned)[SPAN];
     }
     // A request that could not be screened (the hook threw or rejected) is refused with an
     // error by the guard, never passed on unchecked.
@@ -426,6 +433,7 @@ export class Upstream {
       sent: false,
       verdict: undefined,
       arrival: undefined,
+      span: undefined,
     };
     this.#pending.set(childId, pending);
     if (pending.deadline !== Infinity) this.#armTimeouts(pending.deadline);
@@ -685,6 +693,7 @@ export class Upstream {
       caller: pending.caller,
       arrival: pending.arrival,
       verdict: pending.verdict,
+      span: pending.span,
       bytes: pending.bytes,
       response,
       outcome,

@@ -57,6 +57,13 @@ function lastApproval(server: StoredMCPServer): string[] {
   const changes = (last.changes?.length ?? 0) + (last.omitted ?? 0);
   return [
     `  approved by ${last.approvedBy} at ${last.approvedAt}: ${changes} ${changes === 1 ? 'change' : 'changes'}, snapshot ${last.snapshotDigest}${last.note === undefined ? '' : `; note: ${last.note}`}`,
+    // The link a rename approval keeps: which approved tool the new name stands in for.
+    ...(last.changes ?? [])
+      .filter((c) => c.change === 'renamed')
+      .map(
+        (c) =>
+          `    approved as renamed: ${c.from ?? '?'} → ${c.name}${c.similarity === undefined ? '' : ` (${c.similarity}% similar)`}`,
+      ),
   ];
 }
 
@@ -81,7 +88,12 @@ function statusText(server: StoredMCPServer): string {
     ...(drift === undefined
       ? []
       : [
-          `  drift: ${drift.added?.length ?? 0} added, ${drift.removed?.length ?? 0} removed, ${drift.changed?.length ?? 0} changed (\`${PROGRAM} diff ${name} -n ${namespace}\` shows them)`,
+          `  drift: ${drift.added?.length ?? 0} added, ${drift.removed?.length ?? 0} removed, ${drift.changed?.length ?? 0} changed, ${drift.renamed?.length ?? 0} renamed (\`${PROGRAM} diff ${name} -n ${namespace}\` shows them)`,
+          // A rename is the rug pull: named here, so that it is not read as one tool gone and one new.
+          ...(drift.renamed ?? []).map(
+            (r) =>
+              `  renamed: ${r.from} → ${r.to} (${r.similarity}% similar, ${r.severity}; not approved: \`${PROGRAM} approve ${name} -n ${namespace} --apply --tool ${r.to}\`)`,
+          ),
         ]),
     ...(provenance?.imageDigests === undefined
       ? []

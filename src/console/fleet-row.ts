@@ -36,7 +36,11 @@ export function fleetRow(server: StoredMCPServer): FleetRow {
       since: drift?.since,
       added: (drift?.added?.length ?? 0) + catalogCount(drift, 'added'),
       removed: (drift?.removed?.length ?? 0) + catalogCount(drift, 'removed'),
-      changed: (drift?.changed?.length ?? 0) + catalogCount(drift, 'changed'),
+      // A rename is one change (status.drift.renamed), its names in neither added nor removed.
+      changed:
+        (drift?.changed?.length ?? 0) +
+        (drift?.renamed?.length ?? 0) +
+        catalogCount(drift, 'changed'),
     },
     findings: discovery?.findingCount ?? 0,
     codeChanged: status?.provenance?.codeChanged,
@@ -62,6 +66,7 @@ function catalogCount(drift: DriftStatus | undefined, list: 'added' | 'removed' 
 export function driftSeverity(drift: DriftStatus): Severity | undefined {
   const changed = [
     ...(drift.changed ?? []),
+    ...(drift.renamed ?? []),
     ...CATALOG.flatMap((kind) => drift[kind]?.changed ?? []),
   ].map((c) => c.severity);
   const removed = (drift.removed?.length ?? 0) + (drift.missingAllowed?.length ?? 0);

@@ -352,6 +352,7 @@ function compactDrift(drift: Drift, since: string): DriftStatus {
     ...(status.added?.length ? { added: status.added } : {}),
     ...(status.removed?.length ? { removed: status.removed } : {}),
     ...(status.changed?.length ? { changed: status.changed } : {}),
+    ...(status.renamed?.length ? { renamed: status.renamed } : {}),
     ...(status.missingAllowed?.length ? { missingAllowed: status.missingAllowed } : {}),
     ...(status.invalidNames?.length ? { invalidNames: status.invalidNames } : {}),
     ...catalogDriftStatus(drift.catalog),

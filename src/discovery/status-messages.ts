@@ -3,7 +3,8 @@
  * code: what drifted, in a message short enough for `kubectl describe`.
  */
 
-import { type Drift, shownInvalidName } from '../tools/drift.ts';
+import { type Drift, apartFromRenames, shownInvalidName } from '../tools/drift.ts';
+import { percent } from '../tools/renames.ts';
 import { catalogSentences } from '../tools/catalog-format.ts';
 
 /** Names listed in a condition message; status.drift and `mcp-operator diff` have them all. */
@@ -23,11 +24,16 @@ export function driftMessage(server: { name: string; namespace: string }, drift:
   const text = drift.changed.some((c) =>
     c.fields.some((f) => f === 'description' || f === 'title'),
   );
+  const renamed = drift.renamed.map(
+    (r) => `${r.from} → ${r.to} (${percent(r.similarity)}% similar, not approved)`,
+  );
+  const { added, removed } = apartFromRenames(drift);
   const parts = [
     changed.length > 0 ? `Changed: ${names(changed)}.` : '',
     text ? 'Text the model reads changed: review it before approving.' : '',
-    drift.added.length > 0 ? `Not approved: ${names(drift.added)}.` : '',
-    drift.removed.length > 0 ? `Approved but no longer listed: ${names(drift.removed)}.` : '',
+    renamed.length > 0 ? `Renamed: ${names(renamed)}.` : '',
+    added.length > 0 ? `Not approved: ${names(added)}.` : '',
+    removed.length > 0 ? `Approved but no longer listed: ${names(removed)}.` : '',
     drift.missingAllowed.length > 0
       ? `In spec.tools.allow but not listed: ${names(drift.missingAllowed)}.`
       : '',

@@ -9,6 +9,9 @@
  *   (title/description: description-only, annotations: widening, schemas: breaking, the most
  *   each field's change can be, since nothing shows that it is less);
  * - a digest alone: only that the tool changed, reported as breaking for the same reason.
+ *
+ * A removed tool and an added one that are nearly the same are also paired as a rename
+ * (renames.ts); both names stay in `added` and `removed`, since approval is by name.
  */
 
 import { isDeepStrictEqual } from 'node:util';
@@ -21,6 +24,14 @@ import { type SnapshotTool, isToolName } from './snapshot.ts';
 import { highest } from './severity.ts';
 import { shown } from './text.ts';
 import { type CatalogDrifts, catalogDrift } from './catalog.ts';
+import {
+  type ToolFeatures,
+  compareFeatures,
+  fieldSimilarity,
+  pairRenames,
+  percent,
+  toolFeatures,
+} from './renames.ts';
 
 /**
  * A text the model reads that changed: shown in full by formatDrift, since it is how tools are
@@ -44,12 +55,32 @@ export interface ToolChange {
   texts: TextChange[];
 }
 
+/**
+ * An approved tool gone and a new one nearly the same (renames.ts): one change for a reviewer.
+ * Always breaking: calls to the old name fail, and the new name is not approved.
+ */
+export interface ToolRename {
+  from: string;
+  to: string;
+  /** In [RENAME_SIMILARITY_MIN, 1]. */
+  similarity: number;
+  severity: DriftSeverity;
+  /** What the old entry let be compared: its definition, or its field digests. */
+  basis: 'definition' | 'field-digests';
+  /** The fields that differ besides the name, and what drift says of each. */
+  fields: DigestField[];
+  details: string[];
+  texts: TextChange[];
+}
+
 export interface Drift {
-  /** Listed but not approved. */
+  /** Listed but not approved (the new names of renames too: approval is by name). */
   added: string[];
-  /** Approved but no longer listed. */
+  /** Approved but no longer listed (the old names of renames too). */
   removed: string[];
   changed: ToolChange[];
+  /** Pairs of `removed` and `added` that are one tool renamed, by new name. */
+  renamed: ToolRename[];
   /** In spec.tools.allow but not listed. */
   missingAllowed: string[];
   /**
@@ -83,10 +114,17 @@ export function computeDrift(
     const change = current === undefined ? undefined : compareTool(entry, current);
     if (change !== undefined) changed.push(change);
   }
+  const added =
+    baseline === undefined ? [] : sorted([...listed.keys()].filter((n) => !approved.has(n)));
+  const removed = sorted([...approved.keys()].filter((name) => !listed.has(name)));
   return {
-    added: baseline === undefined ? [] : sorted([...listed.keys()].filter((n) => !approved.has(n))),
-    removed: sorted([...approved.keys()].filter((name) => !listed.has(name))),
+    added,
+    removed,
     changed: changed.sort((a, b) => compareNames(a.name, b.name)),
+    renamed: findRenames(
+      removed.map((name) => approved.get(name)!),
+      added.map((name) => listed.get(name)!),
+    ),
     missingAllowed: sorted(allow.filter((name) => !listed.has(name))),
     invalidNames: sorted(tools.map((t) => t.name).filter((name) => !isToolName(name))),
     catalog: catalog === undefined ? {} : catalogDrift(catalog.listed, catalog.approved ?? {}),
@@ -121,12 +159,23 @@ export function serverDriftSeverity(drift: Drift): DriftSeverity | undefined {
   return highest([...changed.map((c) => c.severity), ...lost, ...gained]);
 }
 
-/** The `status.drift` form; `since` is the caller's (it knows when drift first appeared). */
+/**
+ * The `status.drift` form; `since` is the caller's (it knows when drift first appeared). A
+ * rename is one entry of `renamed`, its names left out of `added` and `removed`.
+ */
 export function driftStatus(drift: Drift): Omit<DriftStatus, 'since'> {
+  const { added, removed } = apartFromRenames(drift);
   return {
-    added: drift.added,
-    removed: drift.removed,
+    added,
+    removed,
     changed: drift.changed.map(({ name, fields, severity }) => ({ name, fields, severity })),
+    renamed: drift.renamed.map(({ from, to, similarity, fields, severity }) => ({
+      from,
+      to,
+      similarity: percent(similarity),
+      fields,
+      severity,
+    })),
     missingAllowed: drift.missingAllowed,
     invalidNames: drift.invalidNames.map(shownInvalidName),
   };
@@ -135,6 +184,69 @@ export function driftStatus(drift: Drift): Omit<DriftStatus, 'since'> {
 /** An invalid name as status and condition messages show it. */
 export function shownInvalidName(name: string): string {
   return shown(name, INVALID_NAME_SHOWN);
+}
+
+/** The added and removed names that are not part of a rename, for views that show renames. */
+export function apartFromRenames(drift: Drift): { added: string[]; removed: string[] } {
+  const to = new Set(drift.renamed.map((r) => r.to));
+  const from = new Set(drift.renamed.map((r) => r.from));
+  return {
+    added: drift.added.filter((name) => !to.has(name)),
+    removed: drift.removed.filter((name) => !from.has(name)),
+  };
+}
+
+// --- renames ----------------------------------------------------------------------------------
+
+/**
+ * The renames among removed approved tools and added listed ones (renames.ts). An approved
+ * entry with a definition is compared by its features, one with field digests by them; one
+ * with a bare digest cannot be, since that digest covers the name.
+ */
+function findRenames(
+  removed: readonly BaselineTool[],
+  added: readonly SnapshotTool[],
+): ToolRename[] {
+  if (removed.length === 0 || added.length === 0) return [];
+  const features = new Map<object, ToolFeatures>();
+  const featuresOf = (key: object, definition: Record<string, unknown>) => {
+    let found = features.get(key);
+    if (found === undefined) features.set(key, (found = toolFeatures(definition)));
+    return found;
+  };
+  const pairs = pairRenames(removed, added, (entry, tool) => {
+    if (entry.definition !== undefined) {
+      return compareFeatures(
+        featuresOf(entry, entry.definition),
+        featuresOf(tool, tool.definition),
+      );
+    }
+    return entry.fields === undefined ? undefined : fieldSimilarity(entry.fields, tool.fields);
+  });
+  const entries = new Map(removed.map((entry) => [entry.name, entry]));
+  const tools = new Map(added.map((tool) => [tool.name, tool]));
+  return pairs
+    .map(({ from, to, similarity }) => {
+      const entry = entries.get(from)!;
+      const tool = tools.get(to)!;
+      // What else changed, judged as if the old entry had had the new name.
+      const change =
+        entry.definition !== undefined
+          ? fromDefinitions(to, { ...entry.definition, name: to }, tool)
+          : fromFieldDigests(to, entry.fields ?? {}, tool);
+      const note = `renamed from ${from} (${percent(similarity)}% similar): calls to ${from} fail, and ${to} is not approved`;
+      return {
+        from,
+        to,
+        similarity,
+        severity: 'breaking' as const,
+        basis: change.basis === 'definition' ? ('definition' as const) : ('field-digests' as const),
+        fields: change.fields,
+        details: [note, ...change.details],
+        texts: change.texts,
+      };
+    })
+    .sort((a, b) => compareNames(a.to, b.to));
 }
 
 function sorted(names: string[]): string[] {

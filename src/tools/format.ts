@@ -6,8 +6,9 @@
  * a `\r` or an escape sequence in a description must not redraw it as the text it replaced.
  */
 
-import type { Drift, TextChange, ToolChange } from './drift.ts';
-import { isDrifted } from './drift.ts';
+import type { Drift, TextChange, ToolChange, ToolRename } from './drift.ts';
+import { apartFromRenames, isDrifted } from './drift.ts';
+import { percent } from './renames.ts';
 import { visible } from './text.ts';
 import { catalogCounts, catalogRows } from './catalog-format.ts';
 
@@ -17,9 +18,11 @@ const INVALID_NOTE =
 export function formatDrift(drift: Drift): string {
   if (!isDrifted(drift)) return 'No drift: the listed tools match the approved baseline.\n';
   const lines = [summary(drift), ''];
+  const { added, removed } = apartFromRenames(drift);
   for (const change of drift.changed) lines.push(...formatChange(change));
-  for (const name of drift.added) lines.push(row('ADDED', name, 'listed, not approved'));
-  for (const name of drift.removed) lines.push(row('REMOVED', name, 'approved, no longer listed'));
+  for (const rename of drift.renamed) lines.push(...formatRename(rename));
+  for (const name of added) lines.push(row('ADDED', name, 'listed, not approved'));
+  for (const name of removed) lines.push(row('REMOVED', name, 'approved, no longer listed'));
   for (const name of drift.missingAllowed) {
     lines.push(row('MISSING', name, 'in spec.tools.allow, not listed by the server'));
   }
@@ -30,10 +33,12 @@ export function formatDrift(drift: Drift): string {
 
 function summary(drift: Drift): string {
   const poisoned = drift.changed.filter((c) => c.basis !== 'digest' && c.texts.length > 0).length;
+  const { added, removed } = apartFromRenames(drift);
   const parts = [
     count(drift.changed.length, 'changed'),
-    count(drift.added.length, 'added'),
-    count(drift.removed.length, 'removed'),
+    count(drift.renamed.length, 'renamed'),
+    count(added.length, 'added'),
+    count(removed.length, 'removed'),
     count(drift.missingAllowed.length, 'allowlisted but missing'),
     count(drift.invalidNames.length, "with a name that breaks MCP's tool-name rules"),
     ...catalogCounts(drift.catalog),
@@ -55,6 +60,24 @@ function formatChange(change: ToolChange): string[] {
   const lines = [row('CHANGED', change.name, `${change.severity} (${fields})`)];
   for (const text of change.texts) lines.push(...formatText(text, change.basis));
   for (const detail of change.details) lines.push(`         ${detail}`);
+  return lines;
+}
+
+/**
+ * `RENAMED  old → new  93% similar, breaking (fields)`, then what else changed: the text the
+ * model reads in full, as for a changed tool.
+ */
+function formatRename(rename: ToolRename): string[] {
+  const fields = rename.fields.length > 0 ? ` (${rename.fields.join(', ')})` : '';
+  const lines = [
+    row(
+      'RENAMED',
+      `${rename.from} → ${rename.to}`,
+      `${percent(rename.similarity)}% similar, ${rename.severity}${fields}`,
+    ),
+  ];
+  for (const text of rename.texts) lines.push(...formatText(text, rename.basis));
+  for (const detail of rename.details) lines.push(`         ${detail}`);
   return lines;
 }
 

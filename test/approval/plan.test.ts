@@ -140,6 +140,42 @@ describe('planApproval', () => {
     expect(tools[1]!.definition?.description).toBe(echo.description);
   });
 
+  it('--tool NEW approves a rename as one change: NEW in, the old name out, the link recorded', () => {
+    // echo listed as say: the same tool renamed, the rug pull that slips past a name.
+    const say: Tool = { ...echo, name: 'say' };
+    const v = view([echo, add], [say, add, getEnv]);
+    const whole = planApproval(v, OPTIONS);
+    expect(whole.entries.map((e) => [e.name, e.change, e.from, e.similarity])).toEqual([
+      ['say', 'renamed', 'echo', 100],
+      ['get-env', 'added', undefined, undefined],
+    ]);
+    const plan = planApproval(v, { ...OPTIONS, tools: ['say'] });
+    expect(plan.entries.map((e) => [e.name, e.change, e.severity])).toEqual([
+      ['say', 'renamed', 'breaking'],
+    ]);
+    // It replaces an approved entry: a person confirms it.
+    expect(plan.needsConfirmation).toBe(true);
+    expect((plan.approved['tools'] as { name: string }[]).map((t) => t.name)).toEqual([
+      'add',
+      'say',
+    ]);
+    expect(plan.record.changes).toEqual([
+      {
+        kind: 'tool',
+        name: 'say',
+        change: 'renamed',
+        digest: v.snapshot.tools.find((t) => t.name === 'say')!.digest,
+        from: 'echo',
+        similarity: 100,
+      },
+    ]);
+    // Naming the old name selects the same one change.
+    expect(planApproval(v, { ...OPTIONS, tools: ['echo'] }).entries.map((e) => e.name)).toEqual([
+      'say',
+    ]);
+    expect(formatPlan(plan).split('\n')[1]).toBe('RENAMED  echo → say  breaking, 100% similar');
+  });
+
   it('--tool names a tool neither listed nor approved: refused, with the nearest name', () => {
     const plan = () =>
       planApproval(view([echo], [echo, getEnv]), { ...OPTIONS, tools: ['get_env'] });

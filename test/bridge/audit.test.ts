@@ -10,15 +10,12 @@ import { execFileSync } from 'node:child_process';
 import { constants, openSync, closeSync, readSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
-import type { AuditEvent } from '../../src/bridge/audit/event.ts';
 import type { AuditOptions } from '../../src/bridge/server.ts';
 import { toolDigest, type Digest } from '../../src/tools/digest.ts';
 import type { BridgePolicy } from '../../src/tools/policy.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitForEvents } from './audit-events.ts';
 import {
   connect,
   INITIALIZE,
@@ -30,36 +27,6 @@ import {
   textOf,
   toolCall,
 } from './harness.ts';
-
-const schema = JSON.parse(
-  await readFile(join(import.meta.dirname, '../../docs/audit.schema.json'), 'utf8'),
-) as object;
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-(addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
-const validate = ajv.compile(schema);
-
-/** The events written to `file`, each checked against the published schema. */
-async function eventsIn(file: string): Promise<AuditEvent[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const event: unknown = JSON.parse(line);
-      if (!validate(event))
-        throw new Error(`invalid event ${line}: ${ajv.errorsText(validate.errors)}`);
-      return event as AuditEvent;
-    });
-}
-
-async function waitForEvents(file: string, count: number): Promise<AuditEvent[]> {
-  let events: AuditEvent[] = [];
-  await waitFor(`${count} audit events`, async () => {
-    events = await eventsIn(file);
-    return events.length >= count;
-  });
-  return events;
-}
 
 async function auditedBridge(
   audit: Partial<AuditOptions>,

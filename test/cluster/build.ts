@@ -34,7 +34,8 @@ export type BinaryName =
   | 'coredns'
   | 'prometheus'
   | 'promtool'
-  | 'mcp-registry';
+  | 'mcp-registry'
+  | 'jaeger';
 
 export type Binaries = Record<BinaryName, string>;
 
@@ -176,6 +177,14 @@ const RECIPES = {
       `-X main.Version=${moduleVersion(goMod, 'github.com/modelcontextprotocol/registry')}`,
     ],
   },
+  // Jaeger v2, the trace backend of the tracing tests: an OpenTelemetry Collector distribution
+  // that receives OTLP and answers its query API from memory. Nothing stamped: the tests read
+  // traces, not its version.
+  jaeger: {
+    module: 'github.com/jaegertracing/jaeger',
+    binaries: { jaeger: 'github.com/jaegertracing/jaeger/cmd/jaeger' },
+    ldflags: () => [],
+  },
 } satisfies Record<string, Recipe>;
 
 /** A wrapper module in test/cluster/go/. */
@@ -267,6 +276,7 @@ const ALL: readonly BinaryName[] = [
   'prometheus',
   'promtool',
   'mcp-registry',
+  'jaeger',
 ];
 
 /**

@@ -411,7 +411,13 @@ describe('baselines without definitions', () => {
 });
 
 describe('added, removed, allowlist and ordering', () => {
-  const tool = (name: string): Tool => ({ ...search(), name });
+  // Tools alike in nothing but their shape: tools alike in everything but their names would be
+  // renames (renames.test.ts).
+  const tool = (name: string): Tool => ({
+    name,
+    description: `Does ${name}.`,
+    inputSchema: { type: 'object', properties: { [name]: { type: 'string' } } },
+  });
 
   it('reports nothing when the server lists exactly the approved tools', () => {
     for (const baseline of [definitionsOf(search()), digestsOf(search())]) {
@@ -428,6 +434,7 @@ describe('added, removed, allowlist and ordering', () => {
       added: ['Alpha', 'beta', 'zeta'],
       removed: ['old1', 'old2'],
       changed: [],
+      renamed: [],
       missingAllowed: ['absent', 'gone'],
       invalidNames: [],
       catalog: {},
@@ -459,6 +466,7 @@ describe('added, removed, allowlist and ordering', () => {
       added: [],
       removed: [],
       changed: [],
+      renamed: [],
       missingAllowed: ['other'],
       invalidNames: [],
       catalog: {},
@@ -476,6 +484,7 @@ describe('added, removed, allowlist and ordering', () => {
       added: ['new'],
       removed: ['old'],
       changed: [{ name: 'search', fields: ['description'], severity: 'description-only' }],
+      renamed: [],
       missingAllowed: ['gone'],
       invalidNames: [],
     });
@@ -496,9 +505,14 @@ describe('formatDrift', () => {
   it('lists schema findings, added, removed and missing tools', () => {
     const after = search();
     input(after).required.push('limit');
+    const other = (name: string): Tool => ({
+      name,
+      description: `Does ${name}.`,
+      inputSchema: { type: 'object' },
+    });
     const drift = computeDrift(
-      snapshotOf(after, { ...search(), name: 'extra' }),
-      definitionsOf(search(), { ...search(), name: 'old' }),
+      snapshotOf(after, other('extra')),
+      definitionsOf(search(), other('old')),
       ['gone'],
     );
     expect(formatDrift(drift)).toBe(

@@ -278,6 +278,27 @@ const ChangedTool = Type.Object(
   { description: 'A tool whose definition differs from the approved one.' },
 );
 
+const RenamedTool = Type.Object(
+  {
+    from: ToolNameField('The approved name, no longer listed.'),
+    to: ToolNameField('The new name, listed and not approved.'),
+    similarity: Type.Integer({
+      description:
+        'How alike the two are, in percent (never rounded up to 100): the Jaccard index of the words, word pairs and schema leaves of the two (docs/judging.md, "Renames"). Paired from 87.',
+      minimum: 0,
+      maximum: 100,
+    }),
+    fields: Type.Array(
+      StringEnum(TOOL_FIELDS, { description: 'A field of the tool definition.' }),
+      { description: 'Fields that differ besides the name; empty for a rename alone.' },
+    ),
+    severity: StringEnum(DRIFT_SEVERITIES, {
+      description: 'breaking: calls to the old name fail, and the new name is not approved.',
+    }),
+  },
+  { description: 'An approved tool that the server now lists under another name.' },
+);
+
 const DriftStatus = Type.Object(
   {
     added: Type.Optional(ToolNames('Tools the server lists that are not approved.')),
@@ -285,6 +306,13 @@ const DriftStatus = Type.Object(
     changed: Type.Optional(
       Type.Array(ChangedTool, {
         description: 'Approved tools whose definition changed.',
+        maxItems: MAX_TOOLS,
+      }),
+    ),
+    renamed: Type.Optional(
+      Type.Array(RenamedTool, {
+        description:
+          'Approved tools gone and new ones nearly the same, paired as renames (their names are not repeated in added and removed). A rename is drift like any other: the new name is not approved until a person approves it (`mcp-operator approve --tool <to>`).',
         maxItems: MAX_TOOLS,
       }),
     ),
@@ -389,5 +417,6 @@ export type DiscoveryStatus = Static<typeof DiscoveryStatus>;
 export type DriftStatus = Static<typeof DriftStatus>;
 export type ProvenanceStatus = Static<typeof ProvenanceStatus>;
 export type ChangedTool = Static<typeof ChangedTool>;
+export type RenamedTool = Static<typeof RenamedTool>;
 export type StatusFinding = Static<typeof Finding>;
 export type StatusTextFindings = Static<typeof TextFindings>;

@@ -276,7 +276,7 @@ export const APPROVAL_NOTE_MAX = 1024;
 /** Longest user name recorded: Kubernetes sets no bound, OIDC subjects are short. */
 export const APPROVER_MAX = 512;
 export const APPROVAL_ENTRY_KINDS = ['tool', 'prompt', 'resource', 'resourceTemplate'] as const;
-export const APPROVAL_CHANGES = ['added', 'changed', 'removed'] as const;
+export const APPROVAL_CHANGES = ['added', 'changed', 'removed', 'renamed'] as const;
 
 const ApprovalChange = Type.Object(
   {
@@ -288,8 +288,23 @@ const ApprovalChange = Type.Object(
     }),
     change: StringEnum(APPROVAL_CHANGES, {
       description:
-        'added: approved for the first time; changed: a new definition approved in place of the old; removed: no longer listed, taken out of the baseline.',
+        'added: approved for the first time; changed: a new definition approved in place of the old; removed: no longer listed, taken out of the baseline; renamed: approved under this name in place of the tool `from`, which the server no longer lists (drift paired them as a rename).',
     }),
+    from: Type.Optional(
+      Type.String({
+        description:
+          'For renamed: the approved name it replaced, taken out of the baseline by this approval.',
+        maxLength: CATALOG_KEY_LENGTH_MAX,
+      }),
+    ),
+    similarity: Type.Optional(
+      Type.Integer({
+        description:
+          'For renamed: how alike drift found the old and the new tool, in percent (status.drift.renamed).',
+        minimum: 0,
+        maximum: 100,
+      }),
+    ),
     digest: Type.Optional(
       Type.String({
         description: 'The digest approved (added and changed entries).',

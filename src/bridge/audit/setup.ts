@@ -7,8 +7,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { BridgeMetrics } from '../metrics.ts';
 import type { ArgumentMode } from './event.ts';
-import { lineSink } from './sink.ts';
-import { AuditTrail } from './trail.ts';
+import { lineSink, type AuditSink } from './sink.ts';
+import { AuditTrail, type AuditConfig } from './trail.ts';
 
 export interface AuditOptions {
   arguments: ArgumentMode;
@@ -25,24 +25,27 @@ export function startAuditTrail(
   context: {
     logger: Logger;
     metrics: BridgeMetrics;
-    /** Whether clients must present the bridge's bearer token. */
-    tokenAuth: boolean;
+    /** What clients must present: an OAuth access token, the bridge's bearer token, nothing. */
+    credential: AuditConfig['credential'];
+    /** Sends the events somewhere else too (OTLP log records, telemetry.ts). */
+    alsoTo?: ((sink: AuditSink) => AuditSink) | undefined;
   },
 ): AuditTrail {
   const { logger, metrics } = context;
-  const sink = lineSink({
+  const lines = lineSink({
     destination: audit.destination ?? 1,
     ...(audit.bufferBytes === undefined ? {} : { bufferBytes: audit.bufferBytes }),
     onDrop: () => metrics.auditDropped.inc(),
     onError: (error) =>
       logger.error({ err: error }, 'cannot write audit events: they are dropped and counted'),
   });
+  const sink = context.alsoTo ? context.alsoTo(lines) : lines;
   return new AuditTrail(
     {
       ...(audit.server && { server: audit.server }),
       // In a pod the host name is the pod's name.
       pod: hostname(),
-      credential: context.tokenAuth ? 'token' : 'none',
+      credential: context.credential,
       arguments: audit.arguments,
     },
     sink,

@@ -32,8 +32,11 @@ export interface AuditConfig {
   /** The MCPServer this bridge serves; absent outside Kubernetes. */
   server?: { namespace: string; name: string };
   pod?: string;
-  /** How a caller without an OAuth token got in: a static bearer token, or nothing. */
-  credential: 'token' | 'none';
+  /**
+   * What callers present: an OAuth access token (a caller the token does not prove is named as
+   * an OAuth caller with nothing proven), the static bearer token, or nothing.
+   */
+  credential: 'oauth' | 'token' | 'none';
   arguments: ArgumentMode;
 }
 
@@ -50,12 +53,17 @@ export interface Refusal {
 export class AuditTrail {
   readonly #config: AuditConfig;
   readonly #sink: AuditSink;
-  readonly #anonymous: CallerRecord;
+  readonly #unproven: CallerRecord;
 
   constructor(config: AuditConfig, sink: AuditSink) {
     this.#config = config;
     this.#sink = sink;
-    this.#anonymous = config.credential === 'token' ? { kind: 'token' } : { kind: 'anonymous' };
+    this.#unproven =
+      config.credential === 'oauth'
+        ? { kind: 'oauth', sub: null, clientId: null, scopes: [] }
+        : config.credential === 'token'
+          ? { kind: 'token' }
+          : { kind: 'anonymous' };
   }
 
   /**
@@ -126,10 +134,8 @@ export class AuditTrail {
       server: this.#config.server ?? null,
       pod: this.#config.pod ?? null,
       protocolVersion: arrival?.protocolVersion ?? null,
-      session: arrival?.sessionId === undefined ? null : opaque(arrival.sessionId),
-      caller: caller
-        ? oauthCaller(caller.scopes, caller.subject, caller.clientId)
-        : this.#anonymous,
+      session: arrival?.sessionId === undefined ? null : opaqueSession(arrival.sessionId),
+      caller: caller ? oauthCaller(caller.scopes, caller.subject, caller.clientId) : this.#unproven,
       source: arrival?.source ?? null,
     };
   }
@@ -156,12 +162,15 @@ function arrivalOf(
 }
 
 /** The session id as events name it: enough to tell sessions apart, useless to take one over. */
-function opaque(sessionId: string): string {
+export function opaqueSession(sessionId: string): string {
   return createHash('sha256').update(sessionId).digest('hex').slice(0, 32);
 }
 
 /** What a request uses: the tool or prompt by name, the resource by URI. */
-function targetOf(method: string, params: Record<string, unknown> | undefined): string | undefined {
+export function targetOf(
+  method: string,
+  params: Record<string, unknown> | undefined,
+): string | undefined {
   const field =
     method === 'completion/complete'
       ? (params?.ref as Record<string, unknown> | undefined)
@@ -183,7 +192,7 @@ function denialReason(response: JsonRpcResponse | undefined): string | undefined
   return typeof data?.reason === 'string' ? data.reason : 'refused';
 }
 
-function outcomeOf(
+export function outcomeOf(
   outcome: EndedRequest['outcome'],
   response: JsonRpcResponse | undefined,
 ): OutcomeRecord {

@@ -7,6 +7,7 @@
  */
 
 import { resourceMetadataUrl } from '../../mcp/oauth.ts';
+import type { Caller } from '../identity.ts';
 
 /** Why a token is refused (RFC 6750 section 3.1); undefined: no token was presented. */
 export type BearerError = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
@@ -18,6 +19,8 @@ export interface Refusal {
   description: string;
   /** The scopes the request needs (insufficient_scope), space-separated. */
   scope?: string;
+  /** Whom a valid token that lacks a scope speaks for: the audit event names them. */
+  caller?: Caller;
 }
 
 /** Why a request was refused, as a metric label: a fixed set, nothing taken from the token. */

@@ -135,6 +135,7 @@ export class ResourceServer {
         error: 'insufficient_scope',
         description: `the token lacks the scope ${missing.join(' ')}`,
         scope: this.options.scopes.join(' '),
+        caller: checked.caller,
       },
     };
   }

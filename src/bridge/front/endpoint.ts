@@ -42,7 +42,7 @@ import type { Caller } from '../identity.ts';
 import { lackingScopes } from '../policy/gate.ts';
 import type { BridgePolicy } from '../../tools/policy.ts';
 import { parseEventId } from './sse.ts';
-import type { AuditTrail } from '../audit/trail.ts';
+import type { RequestObserver } from '../audit/observer.ts';
 
 export interface EndpointContext {
   bridge: SessionTable;
@@ -62,8 +62,8 @@ export interface EndpointContext {
   accepting: () => boolean;
   /** Handles a request of a 2026-07-28 client; undefined: such requests are refused. */
   era2026?: Era2026Handler;
-  /** Records gated requests and refusals; undefined: no audit events. */
-  audit?: AuditTrail | undefined;
+  /** Hears of gated requests and refusals (audit events, spans); undefined: nothing records them. */
+  audit?: RequestObserver | undefined;
 }
 
 export interface Era2026Handler {
@@ -154,7 +154,7 @@ function refuseAccess(
 ): void {
   const reason = refusalReason(refusal);
   ctx.oauthRefused?.(reason);
-  ctx.audit?.refused(req, { status: refusal.status, reason, ...audited });
+  ctx.audit?.refused(req, { status: refusal.status, reason, caller: refusal.caller, ...audited });
   const headers: Record<string, string | number> = {
     'www-authenticate': bearerChallenge(oauth.options, refusal),
   };
@@ -305,15 +305,19 @@ function refuseBody(
   error: unknown,
 ): void {
   if (error instanceof OverBudget) {
-    const [status, reason] =
-      error.bound === 'session' ? [429, 'session_bytes'] : [503, 'bridge_bytes'];
-    ctx.audit?.refused(req, { status, reason });
+    ctx.audit?.refused(req, OVER_BUDGET[error.bound]);
     return replyOverBudget(ctx.bridge, res, error.bound);
   }
   if (!(error instanceof BodyTooLarge)) throw error;
   res.setHeader('connection', 'close');
   replyError(res, 413, WIRE.INVALID_REQUEST, `Request body larger than ${ctx.maxBodyBytes} bytes`);
 }
+
+/** The status and the audit reason of a refusal by each bound of the byte budget. */
+export const OVER_BUDGET = {
+  session: { status: 429, reason: 'session_bytes' },
+  bridge: { status: 503, reason: 'bridge_bytes' },
+} as const satisfies Record<Bound, { status: number; reason: string }>;
 
 /**
  * 429 when the session has too much waiting for its child: that client should slow down. 503
@@ -322,13 +326,13 @@ function refuseBody(
 export function replyOverBudget(bridge: SessionTable, res: ServerResponse, bound: Bound): void {
   const { limits } = bridge.budget;
   bridge.countRefusal(bound === 'session' ? 'session_bytes' : 'bridge_bytes');
-  const [status, where, limit] =
+  const [where, limit] =
     bound === 'session'
-      ? [429, 'the MCP server in this session', limits.session]
-      : [503, 'the MCP servers of this bridge', limits.bridge];
+      ? ['the MCP server in this session', limits.session]
+      : ['the MCP servers of this bridge', limits.bridge];
   replyError(
     res,
-    status,
+    OVER_BUDGET[bound].status,
     WIRE.SERVER_ERROR,
     `Too much is waiting for ${where} (limit ${limit} bytes); retry later`,
     { headers: { 'retry-after': 1 } },

@@ -14,7 +14,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { BRIDGE_REQUEST_META } from '../identity.ts';
 import { SessionLimitError, type SessionTable, type Era2026Upstream } from './session-table.ts';
-import { replyOverBudget, type Era2026Handler } from './endpoint.ts';
+import { OVER_BUDGET, replyOverBudget, type Era2026Handler } from './endpoint.ts';
 import { header } from './guards.ts';
 import {
   isErrorResponse,
@@ -48,6 +48,7 @@ import type { ReplicaRouter } from './replicas.ts';
 import { replyEmpty, replyError, replyJson } from '../replies.ts';
 import type { SessionPort, Upstream } from '../upstream.ts';
 import type { Caller } from '../identity.ts';
+import type { AuditTrail } from '../audit/trail.ts';
 
 /**
  * The requests of 2026-07-28 (schema `ClientRequest`): what the bridge translates for a server
@@ -128,6 +129,7 @@ export class Era2026Endpoint implements Era2026Handler {
   readonly #logger: Logger;
   readonly #parkMs: number;
   readonly #replicas: ReplicaRouter | undefined;
+  readonly #audit: AuditTrail | undefined;
   readonly #parked = new Map<string, { call: Era2026Call; timer: NodeJS.Timeout }>();
   readonly #calls = new Set<Era2026Call>();
   readonly #listeners = new Set<Listener>();
@@ -139,11 +141,14 @@ export class Era2026Endpoint implements Era2026Handler {
     parkMs: number;
     /** Names parked calls after this replica and routes a retry to the replica that has it. */
     replicas?: ReplicaRouter;
+    /** Records the requests refused here (sessions, budget); undefined: no audit events. */
+    audit?: AuditTrail | undefined;
   }) {
     this.#bridge = options.bridge;
     this.#logger = options.logger;
     this.#parkMs = options.parkMs;
     this.#replicas = options.replicas;
+    this.#audit = options.audit;
   }
 
   /** 2026-07-28 or later in the header, or (without one) the version in `_meta` and no session. */
@@ -189,6 +194,7 @@ export class Era2026Endpoint implements Era2026Handler {
     } catch (error) {
       if (error instanceof ChildLimitError) {
         this.#bridge.countRefusal('sessions');
+        this.#audit?.refused(req, { status: 503, reason: 'max_sessions', message, caller });
         return replySessionLimit(res, message.id, error.message);
       }
       this.#logger.error({ err: error }, 'cannot start the MCP server for 2026-07-28 clients');
@@ -218,7 +224,7 @@ export class Era2026Endpoint implements Era2026Handler {
     if (message.method === 'server/discover' && !native)
       return replyJson(res, 200, { jsonrpc: '2.0', id: message.id, result: discoverResult(init) });
     if (message.method === 'subscriptions/listen')
-      return this.#listen(child, message, res, bytes, caller);
+      return this.#listen(child, message, req, res, bytes, caller);
     if (message.method === 'tools/call') {
       const mismatch = await this.#paramHeaders(child, req, message);
       if (mismatch)
@@ -379,6 +385,7 @@ export class Era2026Endpoint implements Era2026Handler {
   #listen(
     child: Era2026Upstream,
     request: JsonRpcRequest,
+    req: IncomingMessage,
     res: ServerResponse,
     bytes: number,
     caller: Caller | undefined,
@@ -399,12 +406,15 @@ export class Era2026Endpoint implements Era2026Handler {
     } catch (error) {
       if (!(error instanceof SessionLimitError)) throw error;
       const limit = this.#bridge.config.maxSessions;
+      const refusal = { status: 503, reason: 'max_sessions', message: request, caller };
+      this.#audit?.refused(req, refusal);
       return replySessionLimit(res, request.id, `the limit of ${limit} is reached`);
     }
     const account = this.#bridge.budget.account();
     const bound = account.admit(bytes);
     if (bound !== undefined) {
       release();
+      this.#audit?.refused(req, { ...OVER_BUDGET[bound], message: request, caller });
       return replyOverBudget(this.#bridge, res, bound);
     }
     const listener = new Listener(

@@ -174,13 +174,16 @@ export interface ApiError {
 export interface PlannedEntry {
   kind: ItemKind;
   name: string;
-  change: 'added' | 'changed' | 'removed';
+  change: 'added' | 'changed' | 'removed' | 'renamed';
   severity: Severity;
   fields: string[];
   details: string[];
   texts: { field: string; before: string | undefined; after: string | undefined }[];
   digest?: string | undefined;
   findings: string[];
+  /** A renamed entry: the approved name it replaces, and how alike the two are (percent). */
+  from?: string | undefined;
+  similarity?: number | undefined;
 }
 
 /** One past approval, as spec.tools.approved.history records it. */

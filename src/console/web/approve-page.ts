@@ -317,8 +317,11 @@ function entryItem(e: PlannedEntry): HTMLElement {
     'li',
     { dataset: { entry: `${e.kind}:${e.name}` } },
     `${e.kind} `,
+    e.from === undefined ? undefined : h('code', { class: 'server' }, serverText(e.from)),
+    e.from === undefined ? undefined : ' → ',
     h('code', { class: 'server' }, serverText(e.name)),
     ' ',
+    e.similarity === undefined ? undefined : `${e.similarity}% similar `,
     badge(
       e.change,
       e.change === 'removed' ? 'removed' : e.change === 'added' ? 'added' : 'changed',

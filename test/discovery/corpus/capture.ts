@@ -44,17 +44,47 @@ export const CAPABILITY: Record<ListMethod, string> = {
 
 async function record(server: CorpusServer): Promise<Recording> {
   const { command, versions } = await installed(server);
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'ignore'] });
+  const { name, version } = nameAndVersion(server.spec);
+  return { package: name, version, resolved: versions, ...(await recordLists(command)) };
+}
+
+/**
+ * The handshake and every page of each list a server declares, from `command` run over stdio
+ * (`env` added to this process's); rejects after `timeoutMs` without an answer.
+ */
+export async function recordLists(
+  command: readonly string[],
+  env: Record<string, string> = {},
+  timeoutMs = 30_000,
+): Promise<Pick<Recording, 'initialize' | 'lists'>> {
+  const child = spawn(command[0]!, command.slice(1), {
+    stdio: ['pipe', 'pipe', 'ignore'],
+    env: { ...process.env, ...env },
+  });
+  const timer = setTimeout(() => child.kill(), timeoutMs);
+  const exited = new Promise<never>((_, reject) =>
+    child.on('exit', (code) => reject(new Error(`${command.join(' ')} exited (${code})`))),
+  );
+  // Killed after the last answer too: that exit is nobody's error.
+  exited.catch(() => undefined);
   const pending = new Map<number, (result: Record<string, unknown>) => void>();
   createInterface({ input: child.stdout }).on('line', (line) => {
-    const message = JSON.parse(line) as { id?: number; result?: Record<string, unknown> };
+    let message: { id?: number; result?: Record<string, unknown> };
+    try {
+      message = JSON.parse(line) as typeof message;
+    } catch {
+      return; // a log line on stdout: not an answer
+    }
     if (message.id !== undefined) pending.get(message.id)?.(message.result ?? {});
   });
   let nextId = 1;
   const send = (method: string, params: Record<string, unknown>) => {
     const id = nextId++;
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-    return new Promise<Record<string, unknown>>((resolve) => pending.set(id, resolve));
+    return Promise.race([
+      new Promise<Record<string, unknown>>((resolve) => pending.set(id, resolve)),
+      exited,
+    ]);
   };
   try {
     const initialize = await send('initialize', {
@@ -78,9 +108,9 @@ async function record(server: CorpusServer): Promise<Recording> {
       } while (typeof cursor === 'string' && pages.length < PAGES_MAX);
       lists[method] = pages;
     }
-    const { name, version } = nameAndVersion(server.spec);
-    return { package: name, version, resolved: versions, initialize, lists };
+    return { initialize, lists };
   } finally {
+    clearTimeout(timer);
     child.kill();
   }
 }

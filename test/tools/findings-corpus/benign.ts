@@ -1,6 +1,6 @@
 /**
  * The benign half of the findings corpus: what real MCP server releases list, as the discovery
- * corpus (test/discovery/corpus) recorded them. No finding at or above the default level may
+ * corpus (test/discovery/corpus) and capture-releases.ts (./releases) recorded them. No finding at or above the default level may
  * come from any of them.
  */
 
@@ -12,7 +12,11 @@ export interface BenignCase {
   listing: Listing;
 }
 
-const DIRS = [new URL('../../discovery/corpus/', import.meta.url)];
+/** The releases discovery runs, and more recorded for this corpus alone (capture-releases.ts). */
+const DIRS = [
+  new URL('../../discovery/corpus/', import.meta.url),
+  new URL('./releases/', import.meta.url),
+];
 
 interface Recording {
   initialize: { instructions?: string };
