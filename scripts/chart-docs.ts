@@ -155,7 +155,7 @@ export function valuesYaml(schema: Schema, values: Record<string, unknown>, dept
         );
         return `${described}${indent}${name}:\n${nested}`;
       }
-      const leaf = dump({ [name]: value }, { lineWidth: -1, quotingType: "'" })
+      const leaf = dump({ [name]: value }, { lineWidth: -1 })
         .trimEnd()
         .split('\n')
         .map((line) => `${indent}${line}\n`)
