@@ -172,8 +172,14 @@ export function clusterFailure(
     return operatorError('MCPOP_KUBE_UNREACHABLE', config.server, where, (error as Error).message);
   }
   if (!isNotFound(error)) return error;
-  // A missing object is a NotFound Status naming it; a missing resource type, a bare 404.
-  if ((error as KubeApiError).detail.includes('could not find the requested resource'))
+  // A missing object is a NotFound Status naming it. A missing resource type is a bare 404: a
+  // Status that could not find the resource, or (a named GET in an unknown API group) the plain
+  // text "404 page not found", which carries no reason.
+  const answer = error as KubeApiError;
+  if (
+    answer.reason !== 'NotFound' ||
+    answer.detail.includes('could not find the requested resource')
+  )
     return operatorError('MCPOP_CRD_MISSING', config.server);
   return server === undefined
     ? error
