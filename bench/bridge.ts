@@ -84,6 +84,7 @@ import {
 } from './processes.ts';
 import { CLI } from '../test/support/cli.ts';
 import { freePort } from '../test/support/ports.ts';
+import { Jaeger } from '../test/support/jaeger.ts';
 
 const { values } = parseArgs({
   options: {
@@ -635,6 +636,8 @@ async function memoryPerSession(target: Target, sessions: number): Promise<numbe
 async function statelessColumn(server: string[], sessions: Map<string, Throughput>) {
   const makers: [string, () => Promise<Target> | Target][] = [
     ['bridge PerSession', () => bridge('PerSession', server)],
+    // The same bridge with a span per call, all sampled, exported to a real Jaeger.
+    ['bridge traced', () => traced(server)],
     ['bridge Shared', () => bridge('Shared', server)],
     ['supergateway', () => supergateway(server)],
   ];
@@ -763,6 +766,8 @@ async function main(): Promise<void> {
     ['direct stdio', () => direct(server)],
     ...relayFloors(server),
     ['bridge PerSession', () => bridge('PerSession', server)],
+    // The same bridge with a span per call, all sampled, exported to a real Jaeger.
+    ['bridge traced', () => traced(server)],
     ['bridge Shared', () => bridge('Shared', server)],
     ['bridge pod', () => pod(server)],
     ['bridge forwarded', () => forwarded(server)],
@@ -789,6 +794,7 @@ async function main(): Promise<void> {
       `  ${String(sessions).padStart(3)} sessions: forwarded p50 - bridge p50 = ${(other.p50 - own.p50).toFixed(3)} ms; forwarded/bridge req/s = ${(other.rps / own.rps).toFixed(2)}x`,
     );
   }
+  printTracedRatios(results);
   printGoals(results);
   await statelessColumn(server, results);
   if (ONLY === undefined) await proxyMode(server[0]!);
@@ -822,6 +828,34 @@ async function main(): Promise<void> {
     console.log(`  ${name.padEnd(24)}${fmt(mib, 3)} MiB`);
   }
   await agent.close();
+}
+
+/** The PerSession bridge exporting every span to a Jaeger of its own, stopped with it. */
+async function traced(command: string[]): Promise<Target> {
+  const jaeger = await Jaeger.start();
+  const flags = ['--otlp-endpoint', jaeger.otlpUrl, '--trace-sampling', '1'];
+  const target = await bridge('PerSession', command, flags);
+  return {
+    ...target,
+    name: 'bridge traced',
+    stop: async () => {
+      await target.stop();
+      await jaeger.stop();
+    },
+  };
+}
+
+/** Tracing on against off, same build and run (issue 29: at least 0.9x; at most +0.05 ms p50). */
+function printTracedRatios(results: Map<string, Throughput>): void {
+  console.log('\nTracing (sampling 1.0, OTLP to Jaeger) against off (same run):');
+  for (const sessions of CONCURRENCY) {
+    const off = results.get(`bridge PerSession/${sessions}`);
+    const on = results.get(`bridge traced/${sessions}`);
+    if (off === undefined || on === undefined) continue;
+    console.log(
+      `  ${String(sessions).padStart(3)} sessions: traced/off req/s = ${(on.rps / off.rps).toFixed(2)}x; traced p50 - off p50 = ${(on.p50 - off.p50).toFixed(3)} ms`,
+    );
+  }
 }
 
 await main();
